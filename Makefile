@@ -1,0 +1,144 @@
+# collisiond - one Makefile for the daemon, its tests and its benchmarks.
+#
+#   make               build everything into build/
+#   make run           install what is missing, build, start on 127.0.0.1:8080 with the demo mesh
+#   make test          install what is missing, build, run every Check suite and integration script
+#   make SANITIZE=address,undefined test     the same under ASan/UBSan (build/san-address-undefined/)
+#   make SANITIZE=thread test                the same under TSan
+#   make valgrind      the unit suites under valgrind's memcheck
+#   make bench         build/collisiond-bench, then the anchor harness in ../shared/bench if present
+#   make bench-http    the HTTP benchmark against nginx, with the same harness
+#   make fuzz          libFuzzer targets (clang), a short run each
+#
+# Top-level targets first install missing Debian packages (deps), then run a
+# sub-make, so that pkg-config sees what was just installed.
+
+SHELL := /bin/bash
+comma := ,
+CC ?= cc
+BUILD ?= build
+SANITIZE ?=
+ifneq ($(SANITIZE),)
+BUILD := build/san-$(subst $(comma),-,$(SANITIZE))
+SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+ifneq ($(filter address,$(subst $(comma), ,$(SANITIZE))),)
+SANFLAGS += -fno-sanitize-recover=all
+endif
+endif
+
+OPT ?= -O2
+CORE_OPT ?= -O3
+WARN := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wvla -Wwrite-strings -Wno-unused-parameter
+CPPFLAGS += -D_GNU_SOURCE -Icore -Iapi -Iserver
+CFLAGS += -std=gnu11 -g -pthread $(WARN) $(SANFLAGS) -MMD -MP
+LDFLAGS += -pthread $(SANFLAGS)
+
+PKGS_BUILD := gcc make pkg-config libmicrohttpd-dev libcjson-dev
+PKGS_TEST := check libgmp-dev curl openssl python3 procps
+PKG_CFLAGS = $(shell pkg-config --cflags libcjson libmicrohttpd 2>/dev/null)
+CJSON_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
+MHD_LIBS = $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt)
+
+CORE_SRC := $(wildcard core/*.c)
+API_SRC := $(wildcard api/*.c)
+SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
+TEST_SRC := $(wildcard tests/unit/test_*.c)
+TEST_SUPPORT := $(filter-out tests/unit/test_%,$(wildcard tests/unit/*.c))
+
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
+API_OBJ := $(API_SRC:%.c=$(BUILD)/%.o)
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
+
+.PHONY: all build run test test-run check-unit deps deps-test valgrind bench bench-http fuzz clean tools
+.DEFAULT_GOAL := all
+
+all: deps
+	@$(MAKE) --no-print-directory build
+
+build: $(BUILD)/collisiond $(BUILD)/collisiond-bench $(TEST_BIN)
+
+# ---- dependencies: install what is missing (apt-get; sudo when not root)
+define apt_install
+missing=""; for p in $(1); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; done; \
+if [ -n "$$missing" ]; then \
+  echo "installing:$$missing"; sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+  $$sudo apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends $$missing >/dev/null; \
+fi
+endef
+deps:
+	@$(call apt_install,$(PKGS_BUILD))
+deps-test:
+	@$(call apt_install,$(PKGS_BUILD) $(PKGS_TEST))
+
+# ---- libraries and binaries
+$(BUILD)/core/%.o: core/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(CORE_OPT) -c -o $@ $<
+$(BUILD)/api/%.o: api/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) $(OPT) -c -o $@ $<
+$(BUILD)/server/%.o: server/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) $(OPT) -c -o $@ $<
+$(BUILD)/tests/unit/%.o: tests/unit/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) $(OPT) -c -o $@ $<
+$(BUILD)/bench/%.o: bench/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) $(CORE_OPT) -c -o $@ $<
+
+$(BUILD)/libcore.a: $(CORE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/libapi.a: $(API_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/libserver.a: $(SERVER_OBJ) $(BUILD)/server/openapi_blob.o
+	@rm -f $@
+	ar rcs $@ $^
+
+# the spec is compiled into the binary so GET /v1/openapi.yaml needs no file
+$(BUILD)/server/openapi_blob.c: api/openapi.yaml
+	@mkdir -p $(@D)
+	@{ echo '/* generated from api/openapi.yaml */'; echo '#include <stddef.h>'; \
+	   echo 'extern const char openapi_yaml[]; extern const size_t openapi_yaml_len;'; \
+	   echo 'const char openapi_yaml[] = {'; od -An -v -tx1 $< | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0};'; \
+	   echo 'const size_t openapi_yaml_len = sizeof(openapi_yaml) - 1;'; } > $@
+$(BUILD)/server/openapi_blob.o: $(BUILD)/server/openapi_blob.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/collisiond: $(BUILD)/server/main.o $(BUILD)/libserver.a $(BUILD)/libapi.a $(BUILD)/libcore.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(MHD_LIBS) $(CJSON_LIBS) -lm
+
+$(BUILD)/collisiond-bench: $(BUILD)/bench/collisiond_bench.o $(BUILD)/libapi.a $(BUILD)/libcore.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(CJSON_LIBS) -lm
+
+# every tests/unit/test_X.c is one Check suite, linked with everything below server/main.c
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_SUPPORT_OBJ) $(BUILD)/libserver.a $(BUILD)/libapi.a $(BUILD)/libcore.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(MHD_LIBS) $(CJSON_LIBS) -lgmp -lm
+
+# ---- running
+run: deps
+	@$(MAKE) --no-print-directory $(BUILD)/collisiond
+	$(BUILD)/collisiond --demo $(ARGS)
+
+test: deps-test
+	@$(MAKE) --no-print-directory test-run
+
+test-run: $(BUILD)/collisiond $(BUILD)/collisiond-bench $(TEST_BIN)
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run_all.sh $(TEST_BIN)
+
+valgrind: deps-test
+	@$(MAKE) --no-print-directory $(TEST_BIN)
+	@command -v valgrind >/dev/null || { sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; $$sudo apt-get install -y -q valgrind >/dev/null; }
+	@fail=0; for t in $(TEST_BIN); do CK_FORK=no valgrind -q --error-exitcode=99 --leak-check=full $$t >/dev/null || { echo "valgrind: $$t failed"; fail=1; }; done; \
+	 [ $$fail = 0 ] && echo "valgrind: all suites clean"; exit $$fail
+
+-include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)
+
+clean:
+	rm -rf build

@@ -1,0 +1,87 @@
+/* api.h - HTTP-agnostic request handling: route, decode, validate, call
+ * core, encode. The server hands over one whole request and gets one whole
+ * response back; nothing here knows about sockets or libmicrohttpd.
+ *
+ * Thread-safety: api_handle may run on many threads at once against one
+ * struct api_ctx; the ctx is read-only after set-up except the store, which
+ * is itself thread-safe.
+ */
+#ifndef API_API_H
+#define API_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "errors.h"
+
+struct store;
+
+struct api_limits {
+	size_t max_batch;		/* rays/segments/shots per request (65536) */
+	size_t max_triangles;		/* per mesh (16 M) */
+	size_t max_boxes;		/* boxes per request (65536) */
+	size_t max_meshes;		/* meshes in the store, 0 = unlimited */
+	size_t max_body_mesh;		/* bytes of a mesh upload (256 MiB) */
+	size_t max_body_query;		/* bytes of any other body (16 MiB) */
+};
+
+struct api_ctx {
+	struct store *store;
+	struct api_limits limits;
+	const char *openapi_yaml;	/* served at GET /v1/openapi.yaml */
+	size_t openapi_len;
+};
+
+/* What the caller's credentials grant (the server compares the keys). */
+enum api_auth { API_AUTH_NONE, API_AUTH_READ, API_AUTH_WRITE };
+
+/* What a route needs: open, a read (query) key, or the write key. */
+enum api_access { API_ACCESS_OPEN, API_ACCESS_READ, API_ACCESS_WRITE };
+
+struct api_route_info {
+	const char *label;		/* metrics label, e.g. "/v1/meshes/{name}/raycast" */
+	enum api_access access;
+	int mesh_upload;		/* body limit is max_body_mesh, not max_body_query */
+	char allow[64];			/* for 405: the methods the path accepts */
+};
+
+/*
+ * Find the route of (method, path) without reading a body, so the server can
+ * refuse early (401, 404, 405, 413). Returns API_OK with *info filled,
+ * API_NOT_FOUND, or API_METHOD_NOT_ALLOWED (info->allow and label filled).
+ * path excludes the query string.
+ */
+enum api_err api_route(const char *method, const char *path, struct api_route_info *info);
+
+struct api_request {
+	const char *method;
+	const char *path;		/* no query string */
+	const char *content_type;	/* may be NULL */
+	const char *body;		/* may be NULL when body_len is 0 */
+	size_t body_len;
+	enum api_auth auth;
+};
+
+struct api_response {
+	int status;
+	const char *content_type;	/* static string */
+	struct buf body;
+	char allow[64];			/* set for 405 */
+	int www_authenticate;		/* 401: send WWW-Authenticate: Bearer */
+	const char *route_label;	/* metrics label ("unmatched" if none) */
+	const char *ray_kind;		/* metrics: "mesh_ray", "mesh_segment", "obb_ray", "hitscan", "overlap" or NULL */
+	uint64_t rays;			/* rays/segments/shots/boxes answered */
+};
+
+/* Handle one request. Always fills *resp (release with api_response_release),
+ * also when out of memory (then a 500 with a static body). */
+void api_handle(const struct api_ctx *ctx, const struct api_request *req, struct api_response *resp);
+void api_response_release(struct api_response *resp);
+
+/* Fill resp with the JSON error body for e and a message (printf-style),
+ * e.g. from the server for a 413 detected before the body was read. */
+void api_error(struct api_response *resp, enum api_err e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,30 @@
+/* errors.h - the api layer's one result enum and its table to HTTP. */
+#ifndef API_ERRORS_H
+#define API_ERRORS_H
+
+enum api_err {
+	API_OK = 0,
+	API_INVALID_JSON,		/* 400 invalid_json */
+	API_INVALID_REQUEST,		/* 400 invalid_request */
+	API_INVALID_MESH,		/* 400 invalid_mesh */
+	API_UNAUTHORIZED,		/* 401 unauthorized */
+	API_FORBIDDEN,			/* 403 forbidden (read key on a write) */
+	API_MESH_NOT_FOUND,		/* 404 mesh_not_found */
+	API_NOT_FOUND,			/* 404 not_found */
+	API_METHOD_NOT_ALLOWED,		/* 405 method_not_allowed */
+	API_PAYLOAD_TOO_LARGE,		/* 413 payload_too_large */
+	API_UNSUPPORTED_MEDIA_TYPE,	/* 415 unsupported_media_type */
+	API_NOT_READY,			/* 503 not_ready */
+	API_INTERNAL,			/* 500 internal */
+	API_ERR_COUNT
+};
+
+struct api_err_info {
+	int status;
+	const char *code;
+};
+
+/* The one table from result to HTTP status and error code. */
+const struct api_err_info *api_err_info(enum api_err e);
+
+#endif

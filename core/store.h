@@ -1,0 +1,57 @@
+/* store.h - the named-mesh store: many concurrent readers, atomic replace.
+ *
+ * A name maps to one immutable mesh and a version (1 when created, +1 on each
+ * replace; a deleted-then-created name starts at 1 again). Readers take a
+ * reference (store_get) and query without any lock held; a replace builds
+ * the new mesh before it calls store_put, which only swaps a pointer under
+ * the write lock, so readers are never blocked for the length of a build and
+ * queries in flight finish on the version they hold. Thread-safe throughout.
+ */
+#ifndef CORE_STORE_H
+#define CORE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core.h"
+#include "mesh.h"
+
+#define STORE_NAME_MAX 64
+
+struct store;
+
+enum core_result store_new(struct store **out);
+void store_free(struct store *s);	/* drops the store's references */
+
+/* 1 when name matches [A-Za-z0-9_.-]{1,64} and does not start with '.'. */
+int store_name_valid(const char *name);
+
+/* Insert or replace. Takes over the caller's reference to m (also on
+ * failure, when m is unreferenced). *version: the new version; *created: 1 for
+ * a new name, 0 for a replace. Either out-pointer may be NULL. CORE_EINVAL
+ * for an invalid name, CORE_ETOOBIG when a new name would exceed max_meshes
+ * (0 = no limit), CORE_ENOMEM. */
+enum core_result store_put(struct store *s, const char *name, struct mesh *m,
+			   size_t max_meshes, uint64_t *version, int *created);
+
+/* A new reference to the named mesh (release with mesh_unref), or NULL. */
+struct mesh *store_get(struct store *s, const char *name, uint64_t *version);
+
+/* CORE_OK, or CORE_ENOTFOUND. */
+enum core_result store_delete(struct store *s, const char *name);
+
+struct store_entry {
+	char name[STORE_NAME_MAX + 1];
+	uint64_t version;
+	struct mesh *mesh;	/* a reference owned by the entry */
+};
+
+/* A snapshot of all entries sorted by name, each holding a reference.
+ * Release with store_list_free. */
+enum core_result store_list(struct store *s, struct store_entry **out, size_t *n);
+void store_list_free(struct store_entry *e, size_t n);
+
+/* Totals for metrics: meshes, triangles and bytes held. */
+void store_totals(struct store *s, size_t *meshes, size_t *triangles, size_t *bytes);
+
+#endif

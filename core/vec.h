@@ -1,0 +1,52 @@
+/* vec.h - small value types of the geometry: 3-vectors and rays, by value. */
+#ifndef CORE_VEC_H
+#define CORE_VEC_H
+
+#include <math.h>
+
+typedef struct {
+	float x, y, z;
+} vec3;
+
+/* A ray o + t*d for t in [0, tmax]. t is measured in units of |d|: callers
+ * that want world distances pass a unit d. tmax may be INFINITY. */
+struct ray {
+	vec3 origin;
+	vec3 dir;
+	float tmax;
+};
+
+static inline vec3 v3(float x, float y, float z)
+{
+	vec3 r = { x, y, z };
+	return r;
+}
+static inline vec3 v3_add(vec3 a, vec3 b) { return v3(a.x + b.x, a.y + b.y, a.z + b.z); }
+static inline vec3 v3_sub(vec3 a, vec3 b) { return v3(a.x - b.x, a.y - b.y, a.z - b.z); }
+static inline vec3 v3_scale(vec3 a, float s) { return v3(a.x * s, a.y * s, a.z * s); }
+static inline float v3_dot(vec3 a, vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+static inline vec3 v3_cross(vec3 a, vec3 b)
+{
+	return v3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
+}
+static inline vec3 v3_min(vec3 a, vec3 b)
+{
+	return v3(a.x < b.x ? a.x : b.x, a.y < b.y ? a.y : b.y, a.z < b.z ? a.z : b.z);
+}
+static inline vec3 v3_max(vec3 a, vec3 b)
+{
+	return v3(a.x > b.x ? a.x : b.x, a.y > b.y ? a.y : b.y, a.z > b.z ? a.z : b.z);
+}
+static inline float v3_comp(vec3 a, int axis) { return axis == 0 ? a.x : axis == 1 ? a.y : a.z; }
+static inline int v3_isfinite(vec3 a) { return isfinite(a.x) && isfinite(a.y) && isfinite(a.z); }
+
+/* Unit vector in double precision, rounded once; the zero vector stays zero. */
+static inline vec3 v3_normalize(vec3 a)
+{
+	double l = sqrt((double)a.x * a.x + (double)a.y * a.y + (double)a.z * a.z);
+	if (l == 0)
+		return a;
+	return v3((float)(a.x / l), (float)(a.y / l), (float)(a.z / l));
+}
+
+#endif
