@@ -31,6 +31,14 @@ struct api_ctx {
 	struct api_limits limits;
 	const char *openapi_yaml;	/* served at GET /v1/openapi.yaml */
 	size_t openapi_len;
+	/* Optional persistence (server/), NULL when meshes live in memory only.
+	 * persist_put runs after the mesh is built and before it is swapped in;
+	 * non-zero refuses the upload with 500 and leaves the store unchanged.
+	 * persist_delete runs after a successful delete. */
+	void *persist_cls;
+	int (*persist_put)(void *cls, const char *name, const float *xyz, size_t nvert,
+			   const uint32_t *idx, size_t ntri);
+	void (*persist_delete)(void *cls, const char *name);
 };
 
 /* What the caller's credentials grant (the server compares the keys). */

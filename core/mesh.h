@@ -31,6 +31,7 @@ struct mesh_info {
 	size_t degenerate;	/* zero-area triangles: numbered, never hit */
 	vec3 min, max;		/* bounds of the vertices */
 	size_t memory_bytes;	/* everything the mesh holds, struct included */
+	double build_ms;	/* wall time mesh_build took */
 };
 
 /*
