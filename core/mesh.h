@@ -63,8 +63,10 @@ struct query_opts {
 };
 
 /* One intersection, in the mesh's own space. t is in units of |ray.dir|.
- * normal is the unit geometric normal (b-a)x(c-a) of the uploaded triangle
- * (flipped when flip_winding); (u, v) are the barycentrics of b and c. */
+ * normal is the unit geometric normal (b-a)x(c-a) of the uploaded triangle in
+ * mesh space (never flipped: xform_normal maps it to the world); (u, v) are
+ * the barycentrics of b and c; front_face is dot(n, dir) < 0, inverted when
+ * opts->flip_winding. */
 struct hit {
 	float t;
 	vec3 point;

@@ -1,0 +1,255 @@
+/* mesh.c - building immutable meshes: validation, collision matrices, BVH,
+ * memory accounting and reference counting. Queries live in raycast.c and
+ * overlap.c.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exact.h"
+#include "mesh_impl.h"
+
+/* Below this sine of the angle between two edges the double-precision
+ * inverse is not trusted to float accuracy: such slivers use the exact test. */
+#define SLIVER_SINE 1e-6
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	timespec_get(&ts, TIME_UTC);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void mesh_free(struct mesh *m)
+{
+	free(m->xyz);
+	free(m->idx);
+	free(m->mat);
+	free(m->prim_id);
+	bvh_release(&m->bvh);
+	free(m);
+}
+
+struct mesh *mesh_ref(struct mesh *m)
+{
+	atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
+	return m;
+}
+
+void mesh_unref(struct mesh *m)
+{
+	if (m && atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) == 1)
+		mesh_free(m);
+}
+
+void mesh_get_info(const struct mesh *m, struct mesh_info *info)
+{
+	info->vertices = m->nvert;
+	info->triangles = m->ntri;
+	info->degenerate = m->ndegen;
+	info->min = m->min;
+	info->max = m->max;
+	info->memory_bytes = m->memory_bytes;
+	info->build_ms = m->build_ms;
+}
+
+void mesh_triangle(const struct mesh *m, uint32_t tri, vec3 *a, vec3 *b, vec3 *c)
+{
+	const uint32_t *t = m->idx + 3 * (size_t)tri;
+
+	*a = mesh_vertex(m, t[0]);
+	*b = mesh_vertex(m, t[1]);
+	*c = mesh_vertex(m, t[2]);
+}
+
+/*
+ * The collision matrix of triangle abc (coordinates relative to center, in
+ * double) into mat[9]; returns the flags. M = [b-a, c-a, e_k] with translation
+ * a; its inverse has rows (e2 x e_k, e_k x e1, e1 x e2) / n_k.
+ */
+static uint32_t make_matrix(const double a[3], const double b[3], const double c[3], float *mat)
+{
+	double e1[3], e2[3], n[3], r[3][3], t[3], len1, len2, nlen;
+	int k = 0, i, j;
+	uint32_t flags;
+
+	for (int q = 0; q < 3; q++) {
+		e1[q] = b[q] - a[q];
+		e2[q] = c[q] - a[q];
+	}
+	n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+	n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+	n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+	if (fabs(n[1]) > fabs(n[k]))
+		k = 1;
+	if (fabs(n[2]) > fabs(n[k]))
+		k = 2;
+	i = (k + 1) % 3;
+	j = (k + 2) % 3;
+	flags = (uint32_t)k | (n[k] < 0 ? PRIM_NEG_NK : 0);
+	len1 = sqrt(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2]);
+	len2 = sqrt(e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2]);
+	nlen = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+	if (!(nlen > SLIVER_SINE * len1 * len2)) {
+		memset(mat, 0, 9 * sizeof(*mat));
+		return flags | PRIM_EXACT;
+	}
+	/* rows of the inverse: r0 = e2 x e_k, r1 = e_k x e1, r2 = n, all / n_k */
+	{
+		double ek[3] = { 0, 0, 0 };
+
+		ek[k] = 1;
+		r[0][0] = e2[1] * ek[2] - e2[2] * ek[1];
+		r[0][1] = e2[2] * ek[0] - e2[0] * ek[2];
+		r[0][2] = e2[0] * ek[1] - e2[1] * ek[0];
+		r[1][0] = ek[1] * e1[2] - ek[2] * e1[1];
+		r[1][1] = ek[2] * e1[0] - ek[0] * e1[2];
+		r[1][2] = ek[0] * e1[1] - ek[1] * e1[0];
+	}
+	for (int q = 0; q < 3; q++) {
+		r[0][q] /= n[k];
+		r[1][q] /= n[k];
+		r[2][q] = n[q] / n[k];
+	}
+	for (int row = 0; row < 3; row++)
+		t[row] = -(r[row][0] * a[0] + r[row][1] * a[1] + r[row][2] * a[2]);
+	for (int row = 0; row < 3; row++) {
+		mat[3 * row] = (float)r[row][i];
+		mat[3 * row + 1] = (float)r[row][j];
+		mat[3 * row + 2] = (float)t[row];
+	}
+	for (int q = 0; q < 9; q++)
+		if (!isfinite(mat[q]))
+			return flags | PRIM_EXACT;
+	return flags;
+}
+
+/* Exact zero-area test, with a cheap double filter in front of it. */
+static int degenerate(vec3 a, vec3 b, vec3 c)
+{
+	double e1[3] = { (double)b.x - a.x, (double)b.y - a.y, (double)b.z - a.z };
+	double e2[3] = { (double)c.x - a.x, (double)c.y - a.y, (double)c.z - a.z };
+	double n0 = e1[1] * e2[2] - e1[2] * e2[1];
+	double n1 = e1[2] * e2[0] - e1[0] * e2[2];
+	double n2 = e1[0] * e2[1] - e1[1] * e2[0];
+	double mag = (fabs(e1[0]) + fabs(e1[1]) + fabs(e1[2])) *
+		     (fabs(e2[0]) + fabs(e2[1]) + fabs(e2[2]));
+
+	if (fabs(n0) + fabs(n1) + fabs(n2) > 1e-12 * mag)
+		return 0;
+	return exact_triangle_degenerate(a, b, c);
+}
+
+enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
+			    size_t ntri, struct mesh **out, size_t *bad_index)
+{
+	double t0 = now_ms();
+	struct mesh *m;
+	vec3 *plo = NULL, *phi = NULL;
+	uint32_t *prims = NULL, *order = NULL;
+	enum core_result rc = CORE_ENOMEM;
+	size_t i, np = 0;
+
+	if (nvert == 0 || ntri == 0)
+		return CORE_EEMPTY;
+	if (ntri > MESH_MAX_TRIANGLES || nvert > UINT32_MAX ||
+	    nvert > SIZE_MAX / (3 * sizeof(float)) || ntri > SIZE_MAX / (9 * sizeof(float)))
+		return CORE_ETOOBIG;
+	for (i = 0; i < 3 * nvert; i++)
+		if (!isfinite(xyz[i]))
+			return CORE_ENONFINITE;
+	for (i = 0; i < 3 * ntri; i++) {
+		if (idx[i] >= nvert) {
+			if (bad_index)
+				*bad_index = i / 3;
+			return CORE_EINDEX;
+		}
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return CORE_ENOMEM;
+	atomic_init(&m->refs, 1);
+	m->nvert = nvert;
+	m->ntri = ntri;
+	m->xyz = malloc(3 * sizeof(float) * nvert);
+	m->idx = malloc(3 * sizeof(uint32_t) * ntri);
+	prims = malloc(sizeof(*prims) * ntri);
+	plo = malloc(sizeof(*plo) * ntri);
+	phi = malloc(sizeof(*phi) * ntri);
+	if (!m->xyz || !m->idx || !prims || !plo || !phi)
+		goto out_free;
+	memcpy(m->xyz, xyz, 3 * sizeof(float) * nvert);
+	memcpy(m->idx, idx, 3 * sizeof(uint32_t) * ntri);
+
+	m->min = v3(FLT_MAX, FLT_MAX, FLT_MAX);
+	m->max = v3(-FLT_MAX, -FLT_MAX, -FLT_MAX);
+	for (i = 0; i < nvert; i++) {
+		vec3 p = mesh_vertex(m, (uint32_t)i);
+
+		m->min = v3_min(m->min, p);
+		m->max = v3_max(m->max, p);
+	}
+	m->center = v3(0.5f * m->min.x + 0.5f * m->max.x, 0.5f * m->min.y + 0.5f * m->max.y,
+		       0.5f * m->min.z + 0.5f * m->max.z);
+
+	for (i = 0; i < ntri; i++) {
+		vec3 a, b, c;
+
+		mesh_triangle(m, (uint32_t)i, &a, &b, &c);
+		if (degenerate(a, b, c)) {
+			m->ndegen++;
+			continue;
+		}
+		prims[np] = (uint32_t)i;
+		plo[np] = v3_min(a, v3_min(b, c));
+		phi[np] = v3_max(a, v3_max(b, c));
+		np++;
+	}
+	m->nprim = np;
+	if (np) {
+		rc = bvh_build(plo, phi, np, &m->bvh, &order);
+		if (rc != CORE_OK)
+			goto out_free;
+		m->mat = malloc(9 * sizeof(float) * np);
+		m->prim_id = malloc(sizeof(uint32_t) * np);
+		rc = CORE_ENOMEM;
+		if (!m->mat || !m->prim_id)
+			goto out_free;
+		for (i = 0; i < np; i++) {
+			uint32_t tri = prims[order[i]];
+			const uint32_t *t = m->idx + 3 * (size_t)tri;
+			double p[3][3];
+
+			for (int v = 0; v < 3; v++) {
+				const float *q = m->xyz + 3 * (size_t)t[v];
+
+				p[v][0] = (double)q[0] - m->center.x;
+				p[v][1] = (double)q[1] - m->center.y;
+				p[v][2] = (double)q[2] - m->center.z;
+			}
+			m->prim_id[i] = (tri << PRIM_SHIFT) |
+					make_matrix(p[0], p[1], p[2], m->mat + 9 * i);
+		}
+	}
+	m->memory_bytes = sizeof(*m) + 3 * sizeof(float) * nvert + 3 * sizeof(uint32_t) * ntri +
+			  (9 * sizeof(float) + sizeof(uint32_t)) * np +
+			  sizeof(struct bvh4_node) * m->bvh.nnodes;
+	free(order);
+	free(prims);
+	free(plo);
+	free(phi);
+	m->build_ms = now_ms() - t0;
+	*out = m;
+	return CORE_OK;
+
+out_free:
+	free(order);
+	free(prims);
+	free(plo);
+	free(phi);
+	mesh_free(m);
+	return rc;
+}
