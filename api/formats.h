@@ -34,4 +34,15 @@ enum api_err obj_parse(const char *text, size_t len, size_t max_tris,
 enum api_err stl_parse(const void *data, size_t len, size_t max_tris,
 		       struct mesh_data *out, char *msg, size_t msglen);
 
+/*
+ * For the two readers above (defined in obj.c): parses the decimal number
+ * s[0..n), which need not be NUL-terminated, into *out rounded correctly to
+ * float32. Syntax [+-]digits[.digits][(e|E)[+-]digits] (digits on at least
+ * one side of the point); no hex, inf or nan; independent of the locale.
+ * Returns API_OK, API_INVALID_MESH (not such a number, or its value does not
+ * fit a finite float; underflow to zero or a subnormal is fine) or
+ * API_INTERNAL (out of memory). *out is untouched on failure.
+ */
+enum api_err formats_parse_float(const char *s, size_t n, float *out);
+
 #endif
