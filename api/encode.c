@@ -1,0 +1,177 @@
+/* encode.c - answers to JSON text with the fast number printers of buf.c. */
+#include <math.h>
+#include <string.h>
+
+#include "encode.h"
+
+#define PUT_LIT(b, s) buf_append((b), (s), sizeof(s) - 1)
+
+void encode_vec3(struct buf *b, vec3 v)
+{
+	buf_putc(b, '[');
+	buf_put_float(b, v.x);
+	buf_putc(b, ',');
+	buf_put_float(b, v.y);
+	buf_putc(b, ',');
+	buf_put_float(b, v.z);
+	buf_putc(b, ']');
+}
+
+void encode_mesh_info(struct buf *b, const char *name, uint64_t version,
+		      const struct mesh_info *mi)
+{
+	PUT_LIT(b, "{\"name\":");
+	buf_put_json_string(b, name, strlen(name));
+	PUT_LIT(b, ",\"version\":");
+	buf_put_u64(b, version);
+	PUT_LIT(b, ",\"vertices\":");
+	buf_put_u64(b, mi->vertices);
+	PUT_LIT(b, ",\"triangles\":");
+	buf_put_u64(b, mi->triangles);
+	PUT_LIT(b, ",\"degenerate_triangles\":");
+	buf_put_u64(b, mi->degenerate);
+	PUT_LIT(b, ",\"bounds\":{\"min\":");
+	encode_vec3(b, mi->min);
+	PUT_LIT(b, ",\"max\":");
+	encode_vec3(b, mi->max);
+	PUT_LIT(b, "},\"build_ms\":");
+	/* microsecond resolution is all a wall-clock build time is worth */
+	buf_put_double(b, round(mi->build_ms * 1000.0) / 1000.0);
+	PUT_LIT(b, ",\"memory_bytes\":");
+	buf_put_u64(b, mi->memory_bytes);
+	buf_putc(b, '}');
+}
+
+void encode_miss(struct buf *b)
+{
+	PUT_LIT(b, "{\"hit\":false}");
+}
+
+static void put_bool(struct buf *b, int v)
+{
+	if (v)
+		PUT_LIT(b, "true");
+	else
+		PUT_LIT(b, "false");
+}
+
+void encode_mesh_hit(struct buf *b, const struct world_hit *h, int segment)
+{
+	PUT_LIT(b, "{\"hit\":true,\"distance\":");
+	buf_put_float(b, h->distance);
+	PUT_LIT(b, ",\"point\":");
+	encode_vec3(b, h->point);
+	PUT_LIT(b, ",\"normal\":");
+	encode_vec3(b, h->normal);
+	PUT_LIT(b, ",\"triangle\":");
+	buf_put_u64(b, h->triangle);
+	PUT_LIT(b, ",\"barycentric\":[");
+	buf_put_float(b, h->u);
+	buf_putc(b, ',');
+	buf_put_float(b, h->v);
+	PUT_LIT(b, "],\"front_face\":");
+	put_bool(b, h->front_face);
+	if (segment) {
+		PUT_LIT(b, ",\"fraction\":");
+		buf_put_float(b, h->fraction);
+	}
+	buf_putc(b, '}');
+}
+
+void encode_mesh_hits(struct buf *b, const struct world_hit *h, size_t n, int truncated,
+		      int segment)
+{
+	size_t k;
+
+	PUT_LIT(b, "{\"hits\":[");
+	for (k = 0; k < n; k++) {
+		if (k)
+			buf_putc(b, ',');
+		encode_mesh_hit(b, &h[k], segment);
+	}
+	PUT_LIT(b, "],\"truncated\":");
+	put_bool(b, truncated);
+	buf_putc(b, '}');
+}
+
+static void put_id(struct buf *b, const char *id)
+{
+	if (!id)
+		return;
+	PUT_LIT(b, ",\"id\":");
+	buf_put_json_string(b, id, strlen(id));
+}
+
+static void put_dpn(struct buf *b, float distance, vec3 point, vec3 normal)
+{
+	PUT_LIT(b, ",\"distance\":");
+	buf_put_float(b, distance);
+	PUT_LIT(b, ",\"point\":");
+	encode_vec3(b, point);
+	PUT_LIT(b, ",\"normal\":");
+	encode_vec3(b, normal);
+}
+
+void encode_obb_hit(struct buf *b, size_t box, const char *id, float distance, vec3 point,
+		    vec3 normal, int inside)
+{
+	PUT_LIT(b, "{\"hit\":true,\"box\":");
+	buf_put_u64(b, box);
+	put_id(b, id);
+	put_dpn(b, distance, point, normal);
+	PUT_LIT(b, ",\"inside\":");
+	put_bool(b, inside);
+	buf_putc(b, '}');
+}
+
+void encode_hitscan_mesh(struct buf *b, float distance, vec3 point, vec3 normal, uint32_t tri)
+{
+	PUT_LIT(b, "{\"hit\":\"mesh\"");
+	put_dpn(b, distance, point, normal);
+	PUT_LIT(b, ",\"triangle\":");
+	buf_put_u64(b, tri);
+	buf_putc(b, '}');
+}
+
+void encode_hitscan_box(struct buf *b, float distance, vec3 point, vec3 normal, size_t box,
+			const char *id)
+{
+	PUT_LIT(b, "{\"hit\":\"box\"");
+	put_dpn(b, distance, point, normal);
+	PUT_LIT(b, ",\"box\":");
+	buf_put_u64(b, box);
+	put_id(b, id);
+	buf_putc(b, '}');
+}
+
+void encode_hitscan_miss(struct buf *b)
+{
+	PUT_LIT(b, "{\"hit\":null}");
+}
+
+void encode_overlap(struct buf *b, size_t count, const uint32_t *tris, size_t n)
+{
+	size_t k;
+
+	buf_reserve(b, 64 + 11 * n);
+	PUT_LIT(b, "{\"count\":");
+	buf_put_u64(b, count);
+	PUT_LIT(b, ",\"triangles\":[");
+	for (k = 0; k < n; k++) {
+		if (k)
+			buf_putc(b, ',');
+		buf_put_u64(b, tris[k]);
+	}
+	PUT_LIT(b, "],\"truncated\":");
+	put_bool(b, count > n);
+	buf_putc(b, '}');
+}
+
+void encode_error(struct buf *b, const char *code, const char *message)
+{
+	PUT_LIT(b, "{\"error\":{\"code\":");
+	buf_put_json_string(b, code, strlen(code));
+	PUT_LIT(b, ",\"message\":");
+	buf_put_json_string(b, message, strlen(message));
+	PUT_LIT(b, "}}");
+}

@@ -1,0 +1,201 @@
+/* mesh_handlers.c - the spec and mesh resources: list, upload, read, delete. */
+#include <stdio.h>
+#include <string.h>
+
+#include "encode.h"
+#include "formats.h"
+#include "handlers.h"
+
+static const char *const json_types[] = { "application/json", NULL };
+static const char *const obj_types[] = { "model/obj", NULL };
+/* application/sla and model/x.stl-* are STL's older registrations */
+static const char *const stl_types[] = {
+	"model/stl", "application/sla", "model/x.stl-binary", "model/x.stl-ascii", NULL,
+};
+
+void handle_openapi(const struct api_ctx *ctx, const struct api_request *req,
+		    const struct api_match *m, struct api_response *resp)
+{
+	resp->content_type = "application/yaml";
+	if (ctx->openapi_yaml)
+		buf_append(&resp->body, ctx->openapi_yaml, ctx->openapi_len);
+	else
+		buf_append(&resp->body, "", 0);
+}
+
+void handle_mesh_list(const struct api_ctx *ctx, const struct api_request *req,
+		      const struct api_match *m, struct api_response *resp)
+{
+	struct store_entry *e;
+	struct mesh_info mi;
+	size_t n, k;
+
+	if (store_list(ctx->store, &e, &n) != CORE_OK) {
+		api_respond_error(resp, API_INTERNAL, "out of memory");
+		return;
+	}
+	buf_reserve(&resp->body, 16 + n * 320);
+	buf_puts(&resp->body, "{\"meshes\":[");
+	for (k = 0; k < n; k++) {
+		if (k)
+			buf_putc(&resp->body, ',');
+		mesh_get_info(e[k].mesh, &mi);
+		encode_mesh_info(&resp->body, e[k].name, e[k].version, &mi);
+	}
+	buf_puts(&resp->body, "]}");
+	store_list_free(e, n);
+}
+
+void handle_mesh_get(const struct api_ctx *ctx, const struct api_request *req,
+		     const struct api_match *m, struct api_response *resp)
+{
+	struct mesh_info mi;
+	struct mesh *mesh;
+	uint64_t version;
+	char msg[128];
+
+	mesh = store_get(ctx->store, m->name, &version);
+	if (!mesh) {
+		snprintf(msg, sizeof(msg), "no mesh named '%s'", m->name);
+		api_respond_error(resp, API_MESH_NOT_FOUND, msg);
+		return;
+	}
+	mesh_get_info(mesh, &mi);
+	mesh_unref(mesh);
+	encode_mesh_info(&resp->body, m->name, version, &mi);
+}
+
+void handle_mesh_delete(const struct api_ctx *ctx, const struct api_request *req,
+			const struct api_match *m, struct api_response *resp)
+{
+	char msg[128];
+
+	if (store_delete(ctx->store, m->name) != CORE_OK) {
+		snprintf(msg, sizeof(msg), "no mesh named '%s'", m->name);
+		api_respond_error(resp, API_MESH_NOT_FOUND, msg);
+		return;
+	}
+	if (ctx->persist_delete)
+		ctx->persist_delete(ctx->persist_cls, m->name);
+	resp->status = 204;
+	resp->content_type = NULL;	/* no body, no Content-Type */
+}
+
+/* The body by content type into d; an error response on failure. */
+static int read_upload(const struct api_ctx *ctx, const struct api_request *req, size_t max_tris,
+		       struct mesh_data *d, struct api_response *resp)
+{
+	struct api_fail f;
+	enum api_err e;
+	cJSON *root;
+
+	memset(d, 0, sizeof(*d));
+	if (api_media_type_is(req->content_type, json_types)) {
+		e = api_json_parse(req->body, req->body_len, &root, &f);
+		if (e)
+			goto out_fail;
+		e = decode_mesh_json(root, max_tris, d, &f);
+		cJSON_Delete(root);
+		if (e)
+			goto out_fail;
+		return 0;
+	}
+	if (api_media_type_is(req->content_type, obj_types))
+		e = obj_parse(req->body ? req->body : "", req->body_len, max_tris, d, f.msg, sizeof(f.msg));
+	else if (api_media_type_is(req->content_type, stl_types))
+		e = stl_parse(req->body ? req->body : "", req->body_len, max_tris, d, f.msg, sizeof(f.msg));
+	else {
+		snprintf(f.msg, sizeof(f.msg),
+			 "Content-Type %.60s is not accepted: send application/json, model/obj or model/stl",
+			 req->content_type ? req->content_type : "(none)");
+		e = API_UNSUPPORTED_MEDIA_TYPE;
+	}
+	if (e == API_OK)
+		return 0;
+	f.err = e;
+	if (e == API_INTERNAL)
+		snprintf(f.msg, sizeof(f.msg), "out of memory");
+out_fail:
+	api_respond_fail(resp, &f);
+	return -1;
+}
+
+/* The api answer for a mesh_build failure. */
+static void respond_build_error(struct api_response *resp, enum core_result r, size_t bad,
+				size_t max_tris)
+{
+	char msg[128];
+
+	switch (r) {
+	case CORE_EEMPTY:
+		api_respond_error(resp, API_INVALID_MESH, "triangles: the mesh has no triangles");
+		return;
+	case CORE_ENONFINITE:
+		api_respond_error(resp, API_INVALID_MESH, "vertices: a coordinate is not finite");
+		return;
+	case CORE_EINDEX:
+		snprintf(msg, sizeof(msg), "triangles[%zu]: index out of range", bad);
+		api_respond_error(resp, API_INVALID_MESH, msg);
+		return;
+	case CORE_ETOOBIG:
+		snprintf(msg, sizeof(msg), "triangles: more than %zu", max_tris);
+		api_respond_error(resp, API_PAYLOAD_TOO_LARGE, msg);
+		return;
+	default:
+		api_respond_error(resp, API_INTERNAL, "out of memory building the mesh");
+	}
+}
+
+/*
+ * Build off to the side, persist, then swap in: a failure at any step
+ * leaves the store as it was. 201 for a new name, 200 for a replace.
+ */
+void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
+		     const struct api_match *m, struct api_response *resp)
+{
+	size_t max_tris = ctx->limits.max_triangles, bad = 0;
+	struct mesh_data d;
+	struct mesh_info mi;
+	struct mesh *mesh;
+	enum core_result r;
+	uint64_t version;
+	int created;
+	char msg[128];
+
+	if (!max_tris || max_tris > MESH_MAX_TRIANGLES)
+		max_tris = MESH_MAX_TRIANGLES;
+	if (read_upload(ctx, req, max_tris, &d, resp))
+		return;
+	r = mesh_build(d.xyz, d.nvert, d.idx, d.ntri, &mesh, &bad);
+	if (r != CORE_OK) {
+		respond_build_error(resp, r, bad, max_tris);
+		goto out_release_data;
+	}
+	if (ctx->persist_put &&
+	    ctx->persist_put(ctx->persist_cls, m->name, d.xyz, d.nvert, d.idx, d.ntri)) {
+		api_respond_error(resp, API_INTERNAL, "could not persist the mesh");
+		goto out_unref_mesh;
+	}
+	mesh_get_info(mesh, &mi);
+	r = store_put(ctx->store, m->name, mesh, ctx->limits.max_meshes, &version, &created);
+	mesh = NULL;	/* store_put took the reference, also on failure */
+	if (r != CORE_OK) {
+		/* ETOOBIG only refuses new names: the persisted copy is new too */
+		if (r == CORE_ETOOBIG && ctx->persist_delete)
+			ctx->persist_delete(ctx->persist_cls, m->name);
+		if (r == CORE_ETOOBIG) {
+			snprintf(msg, sizeof(msg), "the store already holds the limit of %zu meshes",
+				 ctx->limits.max_meshes);
+			api_respond_error(resp, API_PAYLOAD_TOO_LARGE, msg);
+		} else {
+			api_respond_error(resp, API_INTERNAL, "out of memory storing the mesh");
+		}
+		goto out_release_data;
+	}
+	resp->status = created ? 201 : 200;
+	encode_mesh_info(&resp->body, m->name, version, &mi);
+out_unref_mesh:
+	mesh_unref(mesh);
+out_release_data:
+	mesh_data_release(&d);
+}

@@ -1,0 +1,703 @@
+/* http.c - libmicrohttpd transport for collisiond (see http.h): per-request
+ * state lives in req_cls and is freed in the completed callback, as in
+ * libmicrohttpd's doc/examples/largepost.c. */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "config.h"
+#include "log.h"
+#include "metrics.h"
+
+#define LOG_PATH_MAX 192	/* bytes of the (escaped) path kept for the access log */
+#define OPS_ALLOW "GET, HEAD"
+
+/*
+ * A body found over its limit while it arrives (chunked, or no early
+ * Content-Length check possible) is dropped, not buffered. libmicrohttpd
+ * 0.9.75 refuses MHD_queue_response until the body has been read, so up to
+ * DISCARD_MAX further bytes are read and dropped to answer 413 cleanly;
+ * past that the connection is closed without an answer.
+ */
+#define DISCARD_MAX ((uint64_t)16 << 20)
+
+struct http_server {
+	struct http_params p;
+	struct MHD_Daemon *daemon;
+	unsigned port;
+	const char *api_key, *read_key;
+	size_t api_key_len, read_key_len;
+	atomic_int in_flight;		/* requests between first callback and completion */
+	atomic_int draining;		/* set by http_stop: answer with Connection: close */
+	struct MHD_Response *healthz;	/* shared, immutable */
+};
+
+struct request {
+	struct http_server *srv;
+	uint64_t t0_ns;
+	const char *route_label;	/* static; NULL = "unmatched" */
+	const char *ray_kind;
+	uint64_t rays;
+	int status;			/* 0 until a response is queued */
+	size_t bytes;			/* response body bytes */
+	enum api_auth auth;
+	size_t limit;			/* body bytes allowed */
+	int ops;			/* /healthz, /readyz or /metrics */
+	enum api_err verdict;		/* a refusal decided from the headers */
+	char allow[64];
+	char msg[128];
+	int too_large;
+	uint64_t discarded;
+	char *body;
+	size_t len, cap;
+	char method[12];
+	size_t path_len;
+	char path[LOG_PATH_MAX];	/* escaped for the log */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Copy url into r->path, escaping bytes that could break a log line. */
+static void copy_log_path(struct request *r, const char *url)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+
+	for (; *url && n + 5 < sizeof(r->path); url++) {
+		unsigned char c = (unsigned char)*url;
+
+		if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+			r->path[n++] = '\\';
+			r->path[n++] = 'x';
+			r->path[n++] = hex[c >> 4];
+			r->path[n++] = hex[c & 15];
+		} else {
+			r->path[n++] = (char)c;
+		}
+	}
+	if (*url) {
+		r->path[n++] = '.';
+		r->path[n++] = '.';
+		r->path[n++] = '.';
+	}
+	r->path_len = n;
+}
+
+/* Equal in time that depends only on the length of key, not on where the
+ * first difference lies. */
+static int key_equal(const char *given, size_t glen, const char *key, size_t klen)
+{
+	unsigned char diff = glen != klen;
+	size_t i;
+
+	for (i = 0; i < klen; i++)
+		diff |= (unsigned char)key[i] ^ (unsigned char)(i < glen ? given[i] : 0);
+	return diff == 0;
+}
+
+static enum api_auth request_auth(const struct http_server *s, struct MHD_Connection *c)
+{
+	const char *h, *tok;
+	size_t n;
+	int w, rd;
+
+	if (!s->api_key)
+		return API_AUTH_WRITE;
+	h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+		return API_AUTH_NONE;
+	for (tok = h + 7; *tok == ' '; tok++)
+		;
+	n = strlen(tok);
+	while (n > 0 && (tok[n - 1] == ' ' || tok[n - 1] == '\t'))
+		n--;
+	w = key_equal(tok, n, s->api_key, s->api_key_len);
+	rd = s->read_key ? key_equal(tok, n, s->read_key, s->read_key_len) : 0;
+	return w ? API_AUTH_WRITE : rd ? API_AUTH_READ : API_AUTH_NONE;
+}
+
+/* Queue resp's body and headers. Takes the body out of resp. */
+static enum MHD_Result send_response(struct MHD_Connection *c, struct request *r,
+				     struct api_response *resp)
+{
+	struct MHD_Response *mr;
+	enum MHD_Result ret;
+	size_t len = 0;
+	char *data = buf_detach(&resp->body, &len);
+
+	if (data)
+		mr = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+	else
+		mr = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+	if (!mr) {
+		free(data);
+		return MHD_NO;
+	}
+	if (resp->content_type && len)
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
+	if (resp->allow[0])
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, resp->allow);
+	if (resp->www_authenticate)
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	if (atomic_load_explicit(&r->srv->draining, memory_order_relaxed))
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION, "close");
+	ret = MHD_queue_response(c, (unsigned)resp->status, mr);
+	MHD_destroy_response(mr);
+	if (ret == MHD_YES) {
+		r->status = resp->status;
+		r->bytes = len;
+	}
+	return ret;
+}
+
+/* Answer with an error of the api's table, e.g. an early 413. */
+static enum MHD_Result send_error(struct MHD_Connection *c, struct request *r, enum api_err e,
+				  const char *allow, const char *msg)
+{
+	struct api_response resp;
+	enum MHD_Result ret;
+
+	memset(&resp, 0, sizeof(resp));
+	buf_init(&resp.body);
+	api_error(&resp, e, "%s", msg);
+	if (allow)
+		snprintf(resp.allow, sizeof(resp.allow), "%s", allow);
+	if (e == API_UNAUTHORIZED)
+		resp.www_authenticate = 1;
+	ret = send_response(c, r, &resp);
+	api_response_release(&resp);
+	return ret;
+}
+
+static enum MHD_Result send_static(struct MHD_Connection *c, struct request *r, int status,
+				   const char *type, const char *body)
+{
+	struct api_response resp;
+	enum MHD_Result ret;
+
+	memset(&resp, 0, sizeof(resp));
+	buf_init(&resp.body);
+	resp.status = status;
+	resp.content_type = type;
+	buf_puts(&resp.body, body);
+	if (resp.body.oom) {
+		buf_release(&resp.body);
+		return MHD_NO;
+	}
+	ret = send_response(c, r, &resp);
+	api_response_release(&resp);
+	return ret;
+}
+
+/* GET /healthz, /readyz, /metrics; 1 when url is one of them. */
+static int ops_route(const char *url, const char **label)
+{
+	if (strcmp(url, "/healthz") == 0)
+		*label = "/healthz";
+	else if (strcmp(url, "/readyz") == 0)
+		*label = "/readyz";
+	else if (strcmp(url, "/metrics") == 0)
+		*label = "/metrics";
+	else
+		return 0;
+	return 1;
+}
+
+static enum MHD_Result serve_ops(struct http_server *s, struct MHD_Connection *c,
+				 struct request *r)
+{
+	struct api_response resp;
+	enum MHD_Result ret;
+
+	if (strcmp(r->route_label, "/healthz") == 0) {
+		if (!atomic_load_explicit(&s->draining, memory_order_relaxed)) {
+			ret = MHD_queue_response(c, MHD_HTTP_OK, s->healthz);
+			if (ret == MHD_YES) {
+				r->status = MHD_HTTP_OK;
+				r->bytes = sizeof("{\"status\":\"ok\"}") - 1;
+			}
+			return ret;
+		}
+		return send_static(c, r, MHD_HTTP_OK, "application/json", "{\"status\":\"ok\"}");
+	}
+	if (strcmp(r->route_label, "/readyz") == 0) {
+		if (!atomic_load(s->p.ready))
+			return send_error(c, r, API_NOT_READY, NULL,
+					  "still loading stored meshes");
+		return send_static(c, r, MHD_HTTP_OK, "application/json", "{\"status\":\"ready\"}");
+	}
+	memset(&resp, 0, sizeof(resp));
+	buf_init(&resp.body);
+	resp.status = MHD_HTTP_OK;
+	resp.content_type = METRICS_CONTENT_TYPE;
+	metrics_render(s->p.metrics, s->p.api->store, COLLISIOND_VERSION, &resp.body);
+	if (resp.body.oom) {
+		buf_release(&resp.body);
+		return send_error(c, r, API_INTERNAL, NULL, "out of memory");
+	}
+	ret = send_response(c, r, &resp);
+	api_response_release(&resp);
+	return ret;
+}
+
+/* Hand the whole request to the api layer and queue its answer. */
+static enum MHD_Result serve_api(struct http_server *s, struct MHD_Connection *c,
+				 struct request *r, const char *url, const char *method)
+{
+	struct api_request req;
+	struct api_response resp;
+	enum MHD_Result ret;
+
+	memset(&req, 0, sizeof(req));
+	req.method = strcmp(method, "HEAD") == 0 ? "GET" : method;
+	req.path = url;
+	req.content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						       MHD_HTTP_HEADER_CONTENT_TYPE);
+	req.body = r->body;
+	req.body_len = r->len;
+	req.auth = r->auth;
+	memset(&resp, 0, sizeof(resp));
+	api_handle(s->p.api, &req, &resp);
+	if (resp.route_label)
+		r->route_label = resp.route_label;
+	r->ray_kind = resp.ray_kind;
+	r->rays = resp.rays;
+	ret = send_response(c, r, &resp);
+	api_response_release(&resp);
+	free(r->body);
+	r->body = NULL;
+	r->len = r->cap = 0;
+	return ret;
+}
+
+/* 1 when the request announces a body (Content-Length > 0 or chunked). */
+static int has_body(struct MHD_Connection *c, uint64_t *content_length, int *known)
+{
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+
+	*known = 0;
+	*content_length = 0;
+	if (cl) {
+		/* MHD has already rejected a malformed Content-Length. */
+		*content_length = strtoull(cl, NULL, 10);
+		*known = 1;
+	}
+	return (cl && *content_length > 0) || te;
+}
+
+/* Note a refusal to send once libmicrohttpd allows it without closing. */
+static void refuse(struct request *r, enum api_err e, const char *allow, const char *msg)
+{
+	r->verdict = e;
+	snprintf(r->allow, sizeof(r->allow), "%s", allow ? allow : "");
+	snprintf(r->msg, sizeof(r->msg), "%s", msg);
+}
+
+/*
+ * Decide from the headers alone what can be decided: ops endpoint, route
+ * (404/405), access (401/403), readiness (503), announced size (413).
+ */
+static void classify(struct http_server *s, struct MHD_Connection *c, struct request *r,
+		     const char *url, const char *method, uint64_t clen, int known)
+{
+	struct api_route_info info;
+	enum api_err e;
+
+	if (ops_route(url, &r->route_label)) {
+		r->ops = 1;
+		r->limit = s->p.api->limits.max_body_query;
+		if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+			refuse(r, API_METHOD_NOT_ALLOWED, OPS_ALLOW, "this path only answers GET and HEAD");
+		return;
+	}
+	memset(&info, 0, sizeof(info));
+	/* HEAD is GET without the body (libmicrohttpd drops it). */
+	e = api_route(strcmp(method, "HEAD") == 0 ? "GET" : method, url, &info);
+	r->route_label = info.label;
+	if (e == API_NOT_FOUND) {
+		refuse(r, e, NULL, "no such path");
+		return;
+	}
+	if (e == API_METHOD_NOT_ALLOWED) {
+		refuse(r, e, info.allow, "method not allowed on this path");
+		return;
+	}
+	if (e != API_OK) {
+		refuse(r, API_INTERNAL, NULL, "routing failed");
+		return;
+	}
+	r->auth = request_auth(s, c);
+	if (info.access != API_ACCESS_OPEN && r->auth == API_AUTH_NONE) {
+		refuse(r, API_UNAUTHORIZED, NULL, "missing or wrong bearer key");
+		return;
+	}
+	if (info.access == API_ACCESS_WRITE && r->auth != API_AUTH_WRITE) {
+		refuse(r, API_FORBIDDEN, NULL, "this key may only query; writes need the API key");
+		return;
+	}
+	if (!atomic_load_explicit(s->p.ready, memory_order_acquire)) {
+		refuse(r, API_NOT_READY, NULL, "still loading stored meshes");
+		return;
+	}
+	r->limit = info.mesh_upload ? s->p.api->limits.max_body_mesh :
+				      s->p.api->limits.max_body_query;
+	if (known && clen > r->limit) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "body of %llu bytes is over the limit of %zu bytes",
+			 (unsigned long long)clen, r->limit);
+		refuse(r, API_PAYLOAD_TOO_LARGE, NULL, msg);
+	}
+}
+
+/*
+ * The first call, headers only. A refusal of a request with a body is sent
+ * now, so the body is never read (libmicrohttpd then closes the
+ * connection); everything else is answered on the next call, because a
+ * response queued on the first call always closes the connection.
+ */
+static enum MHD_Result begin_request(struct http_server *s, struct MHD_Connection *c,
+				     const char *url, const char *method, void **req_cls)
+{
+	struct request *r;
+	uint64_t clen;
+	int known, body;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return MHD_NO;
+	r->srv = s;
+	r->t0_ns = now_ns();
+	snprintf(r->method, sizeof(r->method), "%s", method);
+	copy_log_path(r, url);
+	*req_cls = r;
+	atomic_fetch_add_explicit(&s->in_flight, 1, memory_order_relaxed);
+
+	body = has_body(c, &clen, &known);
+	classify(s, c, r, url, method, clen, known);
+	if (r->verdict != API_OK) {
+		if (body)
+			return send_error(c, r, r->verdict, r->allow, r->msg);
+		return MHD_YES;
+	}
+	if (body && known && !r->ops) {
+		/* One allocation for the announced body, plus a NUL for parsers. */
+		r->body = malloc((size_t)clen + 1);
+		if (!r->body) {
+			refuse(r, API_INTERNAL, NULL, "out of memory");
+			return send_error(c, r, r->verdict, NULL, r->msg);
+		}
+		r->cap = (size_t)clen + 1;
+	}
+	return MHD_YES;
+}
+
+/* Append a body chunk, or count it as discarded once over the limit. */
+static enum MHD_Result on_body(struct request *r, const char *data, size_t n)
+{
+	if (r->too_large) {
+		r->discarded += n;
+		if (r->discarded <= DISCARD_MAX)
+			return MHD_YES;
+		log_msg(r->srv->p.log, LOG_INFO,
+			"closing connection: body over the limit of %zu bytes by more than %llu",
+			r->limit, (unsigned long long)DISCARD_MAX);
+		return MHD_NO;
+	}
+	if (n > r->limit - r->len) {
+		r->too_large = 1;
+		r->discarded = n;
+		free(r->body);
+		r->body = NULL;
+		r->len = r->cap = 0;
+		return MHD_YES;
+	}
+	if (r->len + n + 1 > r->cap) {
+		size_t cap = r->cap ? r->cap : 4096;
+		char *nb;
+
+		while (cap < r->len + n + 1)
+			cap = cap > SIZE_MAX / 2 ? r->len + n + 1 : cap * 2;
+		if (cap > r->limit + 1)
+			cap = r->limit + 1;
+		nb = realloc(r->body, cap);
+		if (!nb)
+			return MHD_NO;
+		r->body = nb;
+		r->cap = cap;
+	}
+	memcpy(r->body + r->len, data, n);
+	r->len += n;
+	r->body[r->len] = '\0';
+	return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_data_size,
+				  void **req_cls)
+{
+	struct http_server *s = cls;
+	struct request *r = *req_cls;
+	enum MHD_Result ret;
+	char msg[96];
+
+	if (!r)
+		return begin_request(s, c, url, method, req_cls);
+	if (r->status) {
+		/* answered early; MHD is discarding the rest */
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		ret = on_body(r, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return ret;
+	}
+	if (r->too_large) {
+		snprintf(msg, sizeof(msg), "body is over the limit of %zu bytes", r->limit);
+		return send_error(c, r, API_PAYLOAD_TOO_LARGE, NULL, msg);
+	}
+	if (r->verdict != API_OK)
+		return send_error(c, r, r->verdict, r->allow, r->msg);
+	if (r->ops)
+		return serve_ops(s, c, r);
+	return serve_api(s, c, r, url, method);
+}
+
+/* One access line: method, path, status, bytes, duration, remote address. */
+static void log_request(struct http_server *s, struct MHD_Connection *c, struct request *r,
+			uint64_t us)
+{
+	const union MHD_ConnectionInfo *ci;
+	char line[LOG_PATH_MAX + 160], addr[INET6_ADDRSTRLEN] = "-";
+	int n;
+
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci && ci->client_addr) {
+		const struct sockaddr *sa = ci->client_addr;
+
+		if (sa->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, addr,
+				  sizeof(addr));
+		else if (sa->sa_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, addr,
+				  sizeof(addr));
+	}
+	n = snprintf(line, sizeof(line), "access method=%s path=%.*s status=%d bytes=%zu us=%llu remote=%s",
+		     r->method, (int)r->path_len, r->path, r->status, r->bytes,
+		     (unsigned long long)us, addr);
+	if (n > 0)
+		log_access(s->p.log, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *s = cls;
+	struct request *r = *req_cls;
+	uint64_t us;
+
+	if (!r)
+		return;
+	us = (now_ns() - r->t0_ns) / 1000;
+	if (r->status)
+		metrics_record(s->p.metrics, r->route_label, r->method, r->status, us, r->ray_kind,
+			       r->rays);
+	if (log_enabled(s->p.log, LOG_INFO))
+		log_request(s, c, r, us);
+	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && log_enabled(s->p.log, LOG_DEBUG))
+		log_msg(s->p.log, LOG_DEBUG, "request %s %.*s ended early (code %d)", r->method,
+			(int)r->path_len, r->path, (int)toe);
+	free(r->body);
+	free(r);
+	*req_cls = NULL;
+	atomic_fetch_sub_explicit(&s->in_flight, 1, memory_order_release);
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct http_server *s = cls;
+	char msg[512];
+	size_t n;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	log_msg(s->p.log, LOG_WARN, "libmicrohttpd: %s", msg);
+}
+
+/* A connection limit the descriptor limit can carry, with room for the
+ * listen socket, epoll and ITC descriptors, data files and logs. */
+static unsigned connection_limit(unsigned threads)
+{
+	struct rlimit rl;
+	rlim_t n = 1024;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		n = rl.rlim_cur;
+	else if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		n = 65536;
+	n = n > 64 + 4 * (rlim_t)threads ? n - 64 - 4 * (rlim_t)threads : 16;
+	return n > 65536 ? 65536 : (unsigned)n;
+}
+
+/* Resolve cfg->bind/port to a socket address. 0 or -1. */
+static int bind_address(const struct config *cfg, struct sockaddr_storage *ss, int *ipv6)
+{
+	struct addrinfo hints, *ai;
+	char port[8];
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | (strcmp(cfg->bind, "localhost") ? AI_NUMERICHOST : 0);
+	snprintf(port, sizeof(port), "%u", cfg->port);
+	if (getaddrinfo(cfg->bind, port, &hints, &ai) != 0)
+		return -1;
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	*ipv6 = ai->ai_family == AF_INET6;
+	freeaddrinfo(ai);
+	return 0;
+}
+
+int http_start(const struct http_params *p, struct http_server **out, char *err, size_t errlen)
+{
+	static const char healthz_body[] = "{\"status\":\"ok\"}";
+	const struct config *cfg = p->cfg;
+	struct sockaddr_storage ss;
+	struct http_server *s;
+	const union MHD_DaemonInfo *di;
+	struct MHD_OptionItem ops[12];
+	unsigned flags, n = 0;
+	int ipv6 = 0;
+
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	s->p = *p;
+	atomic_init(&s->in_flight, 0);
+	atomic_init(&s->draining, 0);
+	s->api_key = cfg->api_key;
+	s->api_key_len = cfg->api_key ? strlen(cfg->api_key) : 0;
+	s->read_key = cfg->read_key;
+	s->read_key_len = cfg->read_key ? strlen(cfg->read_key) : 0;
+
+	s->healthz = MHD_create_response_from_buffer(sizeof(healthz_body) - 1,
+						     (void *)healthz_body,
+						     MHD_RESPMEM_PERSISTENT);
+	if (!s->healthz ||
+	    MHD_add_response_header(s->healthz, MHD_HTTP_HEADER_CONTENT_TYPE,
+				    "application/json") != MHD_YES) {
+		snprintf(err, errlen, "out of memory");
+		goto out_free_server;
+	}
+	if (bind_address(cfg, &ss, &ipv6)) {
+		snprintf(err, errlen, "--bind: cannot use address '%s'", cfg->bind);
+		goto out_free_response;
+	}
+
+	flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	if (ipv6)
+		flags |= MHD_USE_IPv6;
+	if (cfg->tls_cert_pem)
+		flags |= MHD_USE_TLS;
+
+	/* the logger first, so that no message goes to MHD's own */
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, s };
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &ss };
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED,
+					    (intptr_t)on_completed, s };
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT,
+					    (intptr_t)cfg->connection_timeout, NULL };
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT,
+					    (intptr_t)connection_limit(cfg->threads), NULL };
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL };
+	if (cfg->threads > 1)
+		ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE,
+						    (intptr_t)cfg->threads, NULL };
+	if (cfg->tls_cert_pem) {
+		ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0,
+						    cfg->tls_cert_pem };
+		ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0,
+						    cfg->tls_key_pem };
+	}
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+
+	errno = 0;
+	s->daemon = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, s,
+				     MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
+	if (!s->daemon) {
+		int e = errno;
+		int sock_err = e == EADDRINUSE || e == EACCES || e == EADDRNOTAVAIL;
+
+		snprintf(err, errlen, "cannot start serving on %s port %u%s%s (see any message above)",
+			 cfg->bind, cfg->port, sock_err ? ": " : "", sock_err ? strerror(e) : "");
+		goto out_free_response;
+	}
+	di = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	s->port = di && di->port ? di->port : cfg->port;
+	*out = s;
+	return 0;
+
+out_free_response:
+	if (s->healthz)
+		MHD_destroy_response(s->healthz);
+out_free_server:
+	free(s);
+	return -1;
+}
+
+unsigned http_port(const struct http_server *s)
+{
+	return s->port;
+}
+
+void http_stop(struct http_server *s, unsigned grace_ms)
+{
+	MHD_socket lsock;
+	uint64_t deadline;
+	struct timespec nap = { 0, 10 * 1000000L };
+
+	atomic_store(&s->draining, 1);
+	lsock = MHD_quiesce_daemon(s->daemon);
+	deadline = now_ns() + (uint64_t)grace_ms * 1000000u;
+	while (atomic_load_explicit(&s->in_flight, memory_order_acquire) > 0 &&
+	       now_ns() < deadline)
+		nanosleep(&nap, NULL);
+	if (atomic_load(&s->in_flight) > 0)
+		log_msg(s->p.log, LOG_WARN, "stopping with %d requests still in flight",
+			atomic_load(&s->in_flight));
+	MHD_stop_daemon(s->daemon);
+	if (lsock != MHD_INVALID_SOCKET)
+		close(lsock);
+	MHD_destroy_response(s->healthz);
+	free(s);
+}

@@ -1,0 +1,69 @@
+/* log.h - leveled, timestamped logging to one file descriptor (stderr).
+ *
+ * One line per event: "2024-05-01T12:00:00.123456Z LEVEL message\n".
+ * Messages (log_msg) are written at once with a single write(2), after any
+ * buffered access lines, so the order on the descriptor is the order of the
+ * calls. Access lines (log_access) go to a shared buffer that is written when
+ * it holds LOG_FLUSH_BYTES or by a flusher thread every LOG_FLUSH_MS, so a
+ * busy server pays no system call per request. log_stop writes what is left.
+ *
+ * Thread-safety: every function except log_start/log_stop may be called from
+ * any thread at once; the level is fixed at log_start.
+ */
+#ifndef SERVER_LOG_H
+#define SERVER_LOG_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
+
+#define LOG_BUF_BYTES	(64 * 1024)
+#define LOG_FLUSH_BYTES	(32 * 1024)
+#define LOG_FLUSH_MS	200
+#define LOG_LINE_MAX	1024	/* longer lines are truncated */
+
+struct log {
+	enum log_level level;
+	int fd;
+	pthread_mutex_t lock;		/* guards buf, len, stop */
+	pthread_cond_t wake;
+	pthread_t flusher;
+	int flusher_running;
+	int stop;
+	size_t len;
+	char buf[LOG_BUF_BYTES];
+};
+
+/* Parse "debug", "info", "warn" or "error" (also "warning"). 0 or -1. */
+int log_level_parse(const char *s, enum log_level *out);
+const char *log_level_name(enum log_level l);
+
+/* Initialise l writing to fd at level; starts the flusher thread when
+ * start_flusher is set (without it, access lines wait for a full buffer,
+ * a message, or log_stop). 0, or -1 when the thread cannot be created. */
+int log_start(struct log *l, int fd, enum log_level level, int start_flusher);
+/* Stop the flusher, write what is buffered, destroy the lock. */
+void log_stop(struct log *l);
+
+static inline int log_enabled(const struct log *l, enum log_level level)
+{
+	return level >= l->level;
+}
+
+/* One printf-style event line at level (dropped below the log's level). */
+void log_msg(struct log *l, enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Buffer one access line at info level: msg[0..n) is the message without
+ * timestamp, level or newline. Cheap: formats the timestamp, copies under
+ * the lock, and writes only when the buffer is over LOG_FLUSH_BYTES.
+ */
+void log_access(struct log *l, const char *msg, size_t n);
+
+/* Write the timestamp "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" (27 bytes, no NUL) of
+ * the current real time to out, which must hold 27 bytes. */
+void log_timestamp(char out[27]);
+
+#endif

@@ -1,0 +1,167 @@
+/* main.c - collisiond: parse the configuration, start the store, the
+ * optional persistence and the HTTP server, wait for SIGTERM/SIGINT, stop. */
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "config.h"
+#include "demo.h"
+#include "http.h"
+#include "log.h"
+#include "metrics.h"
+#include "persist.h"
+#include "store.h"
+
+#define SHUTDOWN_GRACE_MS 10000
+
+extern const char openapi_yaml[];
+extern const size_t openapi_yaml_len;
+
+/* Allow as many descriptors (connections) as the hard limit permits. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* Serve until SIGTERM or SIGINT; the exit status. sigs is blocked in every
+ * thread (they inherit the mask), so only the sigwait below receives them. */
+static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
+{
+	struct api_ctx api;
+	struct persist persist;
+	struct metrics *metrics;
+	struct http_server *http;
+	struct http_params hp;
+	atomic_int ready;
+	char err[256];
+	int sig, status = 1;
+
+	memset(&api, 0, sizeof(api));
+	atomic_init(&ready, cfg->data_dir ? 0 : 1);
+	metrics = malloc(sizeof(*metrics));
+	if (!metrics) {
+		log_msg(log, LOG_ERROR, "out of memory");
+		return 1;
+	}
+	metrics_init(metrics);
+	if (store_new(&api.store) != CORE_OK) {
+		log_msg(log, LOG_ERROR, "out of memory");
+		goto out_free_metrics;
+	}
+	api.limits.max_batch = cfg->max_batch;
+	api.limits.max_boxes = cfg->max_batch;
+	api.limits.max_triangles = cfg->max_triangles;
+	api.limits.max_meshes = cfg->max_meshes;
+	api.limits.max_body_mesh = cfg->max_body_bytes;
+	api.limits.max_body_query = cfg->max_query_bytes;
+	api.openapi_yaml = openapi_yaml;
+	api.openapi_len = openapi_yaml_len;
+
+	if (cfg->demo && demo_store(api.store, cfg->max_meshes) != CORE_OK) {
+		log_msg(log, LOG_ERROR, "--demo: cannot store the demo mesh");
+		goto out_free_store;
+	}
+	if (cfg->data_dir) {
+		if (persist_open(&persist, cfg->data_dir, log, err, sizeof(err))) {
+			log_msg(log, LOG_ERROR, "%s", err);
+			status = 2;
+			goto out_free_store;
+		}
+		api.persist_cls = &persist;
+		api.persist_put = persist_put;
+		api.persist_delete = persist_delete;
+	}
+
+	raise_fd_limit();
+	hp = (struct http_params){ cfg, &api, metrics, log, &ready };
+	if (http_start(&hp, &http, err, sizeof(err))) {
+		log_msg(log, LOG_ERROR, "%s", err);
+		goto out_close_persist;
+	}
+	log_msg(log, LOG_INFO, "collisiond %s listening on %s%s:%u (%s, %u threads)%s",
+		COLLISIOND_VERSION, cfg->tls_cert ? "https://" : "http://", cfg->bind,
+		http_port(http), cfg->api_key ? "API key required" : "no API key",
+		cfg->threads, cfg->demo ? ", demo mesh loaded" : "");
+	if (cfg->data_dir &&
+	    persist_load_start(&persist, api.store, cfg->max_triangles, cfg->max_meshes, &ready)) {
+		log_msg(log, LOG_ERROR, "--data-dir: cannot start the loader thread");
+		goto out_stop_http;
+	}
+
+	do {
+		if (sigwait(sigs, &sig) != 0)
+			sig = SIGTERM;
+	} while (sig != SIGTERM && sig != SIGINT);
+	log_msg(log, LOG_INFO, "%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	status = 0;
+
+out_stop_http:
+	http_stop(http, SHUTDOWN_GRACE_MS);
+out_close_persist:
+	if (cfg->data_dir)
+		persist_close(&persist);
+out_free_store:
+	store_free(api.store);
+out_free_metrics:
+	free(metrics);
+	if (status == 0)
+		log_msg(log, LOG_INFO, "stopped");
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct config cfg;
+	struct log *log;
+	sigset_t sigs;
+	char err[320];
+	int status;
+
+	switch (config_parse(&cfg, argc, argv, environ, err, sizeof(err))) {
+	case CONFIG_OK:
+		break;
+	case CONFIG_HELP:
+		fputs(config_usage, stdout);
+		return 0;
+	case CONFIG_VERSION:
+		printf("collisiond %s\n", COLLISIOND_VERSION);
+		return 0;
+	case CONFIG_ERROR:
+		fprintf(stderr, "collisiond: %s\n", err);
+		return 2;
+	}
+	if (config_load_files(&cfg, err, sizeof(err))) {
+		fprintf(stderr, "collisiond: %s\n", err);
+		return 2;
+	}
+
+	/* Before any thread exists, so that all of them inherit the mask. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	status = 1;
+	log = malloc(sizeof(*log));
+	if (!log || log_start(log, STDERR_FILENO, cfg.log_level, 1)) {
+		fprintf(stderr, "collisiond: cannot start logging\n");
+		goto out_release_config;
+	}
+	status = run(&cfg, log, &sigs);
+	log_stop(log);
+out_release_config:
+	free(log);
+	config_release(&cfg);
+	return status;
+}

@@ -1,0 +1,253 @@
+/* metrics.c - lock-free request/ray counters and their Prometheus text
+ * exposition (see metrics.h). */
+#include "metrics.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "store.h"
+
+static const char *const method_names[METRICS_METHODS] = {
+	"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "other",
+};
+
+static const int status_codes[METRICS_STATUSES] = {
+	200, 201, 204, 400, 401, 403, 404, 405, 408, 413, 415, 431, 500, 503, 0, -1,
+};
+/* index 14: a request that ended before a response was sent ("0"),
+ * index 15: any other code ("other") */
+
+/* Upper bounds in microseconds. */
+static const uint64_t bucket_us[METRICS_BUCKETS] = {
+	50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000,
+	100000, 250000, 500000, 1000000, 2500000, 10000000,
+};
+
+/* The same bounds as Prometheus le labels, in seconds. */
+static const char *const bucket_le[METRICS_BUCKETS] = {
+	"5e-05", "0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005", "0.01",
+	"0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "10",
+};
+
+static const char *const kind_names[METRICS_KINDS] = {
+	"mesh_ray", "mesh_segment", "obb_ray", "hitscan", "overlap", "other",
+};
+
+void metrics_init(struct metrics *m)
+{
+	struct timespec ts;
+	size_t i;
+
+	memset(m, 0, sizeof(*m));
+	for (i = 0; i < METRICS_ROUTES; i++)
+		atomic_init(&m->routes[i].label, NULL);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	m->start_time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The slot of label: slots fill in order and are never emptied, so every
+ * thread scanning in the same order agrees on one slot per label even when
+ * two register it at once. The last slot collects "other".
+ */
+static struct metrics_route *route_slot(struct metrics *m, const char *label)
+{
+	size_t i;
+
+	for (i = 0; i < METRICS_ROUTES - 1; i++) {
+		const char *cur = atomic_load_explicit(&m->routes[i].label, memory_order_acquire);
+
+		if (!cur) {
+			const char *expected = NULL;
+
+			if (atomic_compare_exchange_strong(&m->routes[i].label, &expected, label))
+				return &m->routes[i];
+			cur = expected;
+		}
+		if (cur == label || strcmp(cur, label) == 0)
+			return &m->routes[i];
+	}
+	return &m->routes[METRICS_ROUTES - 1];
+}
+
+static size_t method_index(const char *method)
+{
+	size_t i;
+
+	for (i = 0; i < METRICS_METHODS - 1; i++)
+		if (strcmp(method, method_names[i]) == 0)
+			return i;
+	return METRICS_METHODS - 1;
+}
+
+static size_t status_index(int status)
+{
+	size_t i;
+
+	for (i = 0; i < METRICS_STATUSES - 1; i++)
+		if (status_codes[i] == status)
+			return i;
+	return METRICS_STATUSES - 1;
+}
+
+void metrics_record(struct metrics *m, const char *route, const char *method, int status,
+		    uint64_t duration_us, const char *ray_kind, uint64_t rays)
+{
+	struct metrics_route *r = route_slot(m, route ? route : "unmatched");
+	size_t b = 0, k;
+
+	atomic_fetch_add_explicit(&r->requests[method_index(method)][status_index(status)], 1,
+				  memory_order_relaxed);
+	while (b < METRICS_BUCKETS && duration_us > bucket_us[b])
+		b++;
+	atomic_fetch_add_explicit(&r->buckets[b], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&r->sum_us, duration_us, memory_order_relaxed);
+	if (ray_kind && rays) {
+		for (k = 0; k < METRICS_KINDS - 1; k++)
+			if (strcmp(ray_kind, kind_names[k]) == 0)
+				break;
+		atomic_fetch_add_explicit(&m->rays[k], rays, memory_order_relaxed);
+	}
+}
+
+static uint64_t load(atomic_uint_fast64_t *a)
+{
+	return atomic_load_explicit(a, memory_order_relaxed);
+}
+
+/* A label value with \, " and newline escaped (labels are ours, but cheap). */
+static void put_label(struct buf *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			buf_putc(out, '\\');
+		if (*s == '\n') {
+			buf_puts(out, "\\n");
+			continue;
+		}
+		buf_putc(out, *s);
+	}
+}
+
+static void put_seconds(struct buf *out, uint64_t us)
+{
+	buf_put_u64(out, us / 1000000);
+	buf_putc(out, '.');
+	buf_printf(out, "%06llu", (unsigned long long)(us % 1000000));
+}
+
+static void render_requests(struct metrics *m, struct buf *out)
+{
+	size_t i, j, k;
+
+	buf_puts(out, "# HELP collisiond_http_requests_total HTTP requests answered, by route, method and status.\n"
+		      "# TYPE collisiond_http_requests_total counter\n");
+	for (i = 0; i < METRICS_ROUTES; i++) {
+		struct metrics_route *r = &m->routes[i];
+		const char *label = atomic_load(&r->label);
+
+		if (i == METRICS_ROUTES - 1)
+			label = "other";
+		else if (!label)
+			break;
+		for (j = 0; j < METRICS_METHODS; j++) {
+			for (k = 0; k < METRICS_STATUSES; k++) {
+				uint64_t v = load(&r->requests[j][k]);
+
+				if (!v)
+					continue;
+				buf_puts(out, "collisiond_http_requests_total{route=\"");
+				put_label(out, label);
+				buf_puts(out, "\",method=\"");
+				buf_puts(out, method_names[j]);
+				buf_puts(out, "\",status=\"");
+				if (k == METRICS_STATUSES - 1)
+					buf_puts(out, "other");
+				else
+					buf_put_u64(out, (uint64_t)status_codes[k]);
+				buf_puts(out, "\"} ");
+				buf_put_u64(out, v);
+				buf_putc(out, '\n');
+			}
+		}
+	}
+}
+
+static void render_durations(struct metrics *m, struct buf *out)
+{
+	size_t i, b;
+
+	buf_puts(out, "# HELP collisiond_http_request_duration_seconds Time from a request's headers to the end of its response.\n"
+		      "# TYPE collisiond_http_request_duration_seconds histogram\n");
+	for (i = 0; i < METRICS_ROUTES; i++) {
+		struct metrics_route *r = &m->routes[i];
+		const char *label = atomic_load(&r->label);
+		uint64_t cum = 0, v[METRICS_BUCKETS + 1];
+
+		if (i == METRICS_ROUTES - 1)
+			label = "other";
+		else if (!label)
+			break;
+		for (b = 0; b <= METRICS_BUCKETS; b++) {
+			v[b] = load(&r->buckets[b]);
+			cum += v[b];
+		}
+		if (!cum)
+			continue;
+		cum = 0;
+		for (b = 0; b <= METRICS_BUCKETS; b++) {
+			cum += v[b];
+			buf_puts(out, "collisiond_http_request_duration_seconds_bucket{route=\"");
+			put_label(out, label);
+			buf_puts(out, "\",le=\"");
+			if (b == METRICS_BUCKETS)
+				buf_puts(out, "+Inf");
+			else
+				buf_puts(out, bucket_le[b]);
+			buf_puts(out, "\"} ");
+			buf_put_u64(out, cum);
+			buf_putc(out, '\n');
+		}
+		buf_puts(out, "collisiond_http_request_duration_seconds_sum{route=\"");
+		put_label(out, label);
+		buf_puts(out, "\"} ");
+		put_seconds(out, load(&r->sum_us));
+		buf_puts(out, "\ncollisiond_http_request_duration_seconds_count{route=\"");
+		put_label(out, label);
+		buf_puts(out, "\"} ");
+		buf_put_u64(out, cum);
+		buf_putc(out, '\n');
+	}
+}
+
+void metrics_render(struct metrics *m, struct store *store, const char *version,
+		    struct buf *out)
+{
+	size_t k, meshes = 0, triangles = 0, bytes = 0;
+
+	render_requests(m, out);
+	render_durations(m, out);
+
+	buf_puts(out, "# HELP collisiond_rays_total Rays, segments, shots and boxes answered, by kind.\n"
+		      "# TYPE collisiond_rays_total counter\n");
+	for (k = 0; k < METRICS_KINDS; k++) {
+		buf_puts(out, "collisiond_rays_total{kind=\"");
+		buf_puts(out, kind_names[k]);
+		buf_puts(out, "\"} ");
+		buf_put_u64(out, load(&m->rays[k]));
+		buf_putc(out, '\n');
+	}
+
+	if (store)
+		store_totals(store, &meshes, &triangles, &bytes);
+	buf_puts(out, "# HELP collisiond_meshes Meshes held.\n# TYPE collisiond_meshes gauge\ncollisiond_meshes ");
+	buf_put_u64(out, meshes);
+	buf_puts(out, "\n# HELP collisiond_triangles Triangles held, over all meshes.\n# TYPE collisiond_triangles gauge\ncollisiond_triangles ");
+	buf_put_u64(out, triangles);
+	buf_puts(out, "\n# HELP collisiond_mesh_bytes Bytes held by meshes and their BVHs.\n# TYPE collisiond_mesh_bytes gauge\ncollisiond_mesh_bytes ");
+	buf_put_u64(out, bytes);
+	buf_puts(out, "\n# HELP collisiond_build_info Build information; the value is always 1.\n# TYPE collisiond_build_info gauge\ncollisiond_build_info{version=\"");
+	put_label(out, version);
+	buf_puts(out, "\"} 1\n# HELP process_start_time_seconds Start time of the process since the Unix epoch in seconds.\n# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds ");
+	buf_printf(out, "%.3f\n", m->start_time);
+}

@@ -1,0 +1,61 @@
+/* metrics.h - request, latency and ray counters in Prometheus text format.
+ *
+ * Counters are C11 atomics in fixed tables, so recording never takes a lock
+ * and label cardinality is bounded: at most METRICS_ROUTES route labels (the
+ * first ones seen, in order; later ones count as "other"), a fixed set of
+ * methods and status codes (others count as "other"), a fixed set of ray
+ * kinds. Route labels must be static strings (api_response.route_label).
+ *
+ * Thread-safety: metrics_record and metrics_render may run concurrently
+ * from any threads. The struct is large; allocate it, do not put it on a
+ * stack.
+ */
+#ifndef SERVER_METRICS_H
+#define SERVER_METRICS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+struct store;
+
+#define METRICS_ROUTES	32
+#define METRICS_METHODS	8
+#define METRICS_STATUSES 16
+#define METRICS_BUCKETS	16	/* finite upper bounds; +Inf is the count */
+#define METRICS_KINDS	6
+
+struct metrics_route {
+	_Atomic(const char *) label;
+	atomic_uint_fast64_t requests[METRICS_METHODS][METRICS_STATUSES];
+	atomic_uint_fast64_t buckets[METRICS_BUCKETS + 1];	/* not cumulative */
+	atomic_uint_fast64_t sum_us;
+};
+
+struct metrics {
+	double start_time;		/* Unix seconds, for process_start_time_seconds */
+	struct metrics_route routes[METRICS_ROUTES];
+	atomic_uint_fast64_t rays[METRICS_KINDS];
+};
+
+/* Zero everything and note the start time. */
+void metrics_init(struct metrics *m);
+
+/*
+ * Count one finished request. route: a static label (NULL = "unmatched");
+ * method: the HTTP method; status: the status sent; duration_us: from the
+ * first byte of the request to the end of the response; ray_kind (may be
+ * NULL) and rays: what api_response reported.
+ */
+void metrics_record(struct metrics *m, const char *route, const char *method, int status,
+		    uint64_t duration_us, const char *ray_kind, uint64_t rays);
+
+/* Append the Prometheus text exposition (version 0.0.4) to out, with the
+ * store's gauges when store is not NULL. */
+void metrics_render(struct metrics *m, struct store *store, const char *version,
+		    struct buf *out);
+
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+#endif

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Operations: /healthz, /readyz, /metrics, /v1/openapi.yaml, unknown paths
+# and methods (not_found, method_not_allowed with Allow).
+. "$(dirname "$0")/lib.sh"
+
+start_daemon --demo || { echo "not ok 1 - daemon starts with --demo"; exit 1; }
+
+test_expect 'GET /healthz is 200 {"status": "ok"}' '
+	expect 200 GET /healthz &&
+	header Content-Type "application/json" &&
+	jcheck "j == {\"status\": \"ok\"}"
+'
+test_expect 'GET /readyz is 200 once started' '
+	expect 200 GET /readyz &&
+	jcheck "j[\"status\"] in (\"ok\", \"ready\")"
+'
+test_expect 'GET /v1/openapi.yaml serves the spec' '
+	expect 200 GET /v1/openapi.yaml &&
+	header Content-Type "(application|text)/(x-)?yaml" &&
+	cmp "$TMP/body" api/openapi.yaml
+'
+test_expect 'GET /v1/meshes lists the demo mesh' '
+	expect 200 GET /v1/meshes &&
+	jcheck "[m[\"name\"] for m in j[\"meshes\"]] == [\"demo\"] and j[\"meshes\"][0][\"version\"] == 1"
+'
+test_expect 'unknown path under /v1 is 404 not_found' '
+	expect 404 GET /v1/nope && errcode not_found
+'
+test_expect 'unknown path at the root is 404 not_found' '
+	expect 404 GET /nope && errcode not_found
+'
+test_expect 'unknown route below a mesh is 404 not_found' '
+	expect 404 POST /v1/meshes/demo/explode -H "Content-Type: application/json" -d "{}" && errcode not_found
+'
+test_expect 'DELETE /v1/meshes is 405 with Allow: GET' '
+	expect 405 DELETE /v1/meshes && errcode method_not_allowed &&
+	header Allow "GET"
+'
+test_expect 'POST /v1/meshes/demo is 405 with Allow naming GET, PUT, DELETE' '
+	expect 405 POST /v1/meshes/demo -H "Content-Type: application/json" -d "{}" &&
+	errcode method_not_allowed &&
+	header Allow ".*GET" && header Allow ".*PUT" && header Allow ".*DELETE"
+'
+test_expect 'GET on raycast is 405 with Allow: POST' '
+	expect 405 GET /v1/meshes/demo/raycast && errcode method_not_allowed && header Allow "POST"
+'
+test_expect 'POST /healthz is 405 with Allow: GET' '
+	expect 405 POST /healthz -d x && errcode method_not_allowed && header Allow "GET"
+'
+test_expect 'PATCH /v1/hitscan is 405 with Allow: POST' '
+	expect 405 PATCH /v1/hitscan && errcode method_not_allowed && header Allow "POST"
+'
+test_expect 'HEAD /healthz is 200 without a body' '
+	status=$(curl -s -I -o /dev/null -w "%{http_code}" "$URL/healthz") && [ "$status" = 200 ]
+'
+
+# traffic for the metrics
+for i in 1 2 3; do
+	req POST /v1/meshes/demo/raycast -H 'Content-Type: application/json' --data-binary '{"rays":[{"origin":[0.5,10,0.25],"direction":[0,-1,0]},{"origin":[0.5,10,0.25],"direction":[0,-1,0]}]}'
+done
+req GET /v1/meshes/nope
+
+test_expect 'GET /metrics is Prometheus text 0.0.4' '
+	expect 200 GET /metrics &&
+	header Content-Type "text/plain; *version=0\.0\.4" &&
+	grep -q "^# TYPE .* histogram" "$TMP/body" &&
+	grep -q "_bucket{.*le=\"+Inf\"" "$TMP/body"
+'
+test_expect '/metrics counts requests by route and status' '
+	grep -E "^[a-z_]+\{[^}]*/v1/meshes/\{name\}/raycast[^}]*\} [0-9]" "$TMP/body" | grep -q "200" &&
+	grep -E "^[a-z_]+\{[^}]*\} [0-9]" "$TMP/body" | grep -q "404"
+'
+test_expect '/metrics counts the 6 rays answered' '
+	python3 - "$TMP/body" <<"PY"
+import re, sys
+rays = [l for l in open(sys.argv[1]) if re.match(r"^[a-z_]*ray[a-z_]*(\{[^}]*\})? [0-9.e+]+$", l) and "mesh_ray" in l]
+print(rays)
+sys.exit(0 if any(float(l.split()[-1]) >= 6 for l in rays) else 1)
+PY
+'
+test_expect '/metrics reports meshes and triangles held' '
+	grep -qE "^[a-z_]*meshes[a-z_]* 1(\.0+)?$" "$TMP/body" &&
+	grep -qE "^[a-z_]*triangles[a-z_]* [1-9][0-9]*" "$TMP/body" &&
+	grep -qE "^[a-z_]*bytes[a-z_]* [1-9][0-9]*" "$TMP/body"
+'
+if command -v promtool >/dev/null 2>&1; then
+	test_expect 'promtool check metrics is clean' '
+		promtool check metrics <"$TMP/body"
+	'
+else
+	test_skip 'promtool check metrics' 'promtool not installed'
+fi
+test_expect 'metrics text is well-formed (HELP/TYPE before samples, no duplicates)' '
+	python3 - "$TMP/body" <<"PY"
+import re, sys
+typed, seen, bad = {}, set(), []
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    if not line:
+        continue
+    m = re.match(r"^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$", line)
+    if m:
+        if m.group(1) in typed: bad.append("second TYPE " + line)
+        typed[m.group(1)] = m.group(2); continue
+    if line.startswith("#"):
+        continue
+    m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[^\"}]|\"(?:[^\"\\\\]|\\\\.)*\")*\})? (\S+)( \d+)?$", line)
+    if not m: bad.append("bad line " + line); continue
+    name = m.group(1); base = re.sub(r"_(bucket|sum|count|total|created)$", "", name)
+    if name not in typed and base not in typed: bad.append("no TYPE for " + line)
+    float(m.group(3))
+    key = (name, m.group(2))
+    if key in seen: bad.append("duplicate " + line)
+    seen.add(key)
+print("\n".join(bad[:10]))
+sys.exit(1 if bad else 0)
+PY
+'
+test_expect 'SIGTERM stops the daemon with exit status 0' '
+	stop_daemon TERM && [ "$daemon_rc" = 0 ]
+'
+test_done

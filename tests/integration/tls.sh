@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# TLS: --tls-cert/--tls-key with a self-signed certificate made by openssl.
+. "$(dirname "$0")/lib.sh"
+require_daemon
+
+if ! command -v openssl >/dev/null 2>&1; then
+	test_skip 'TLS' 'openssl not installed'
+	test_done
+fi
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 \
+	-keyout "$TMP/key.pem" -out "$TMP/cert.pem" >/dev/null 2>&1
+
+SCHEME=https
+CURL_TLS="--cacert $TMP/cert.pem"
+test_expect 'the daemon starts with --tls-cert and --tls-key and is ready over https' '
+	start_daemon --demo --tls-cert "$TMP/cert.pem" --tls-key "$TMP/key.pem"
+'
+test_expect 'https: /healthz verifies against the certificate' '
+	expect 200 GET /healthz && jcheck "j == {\"status\": \"ok\"}"
+'
+test_expect 'https: a raycast answers' '
+	jexpect 200 POST /v1/meshes/demo/raycast "{\"origin\": [5.5, 10, 0.25], \"direction\": [0, -1, 0]}" &&
+	jcheck "near(j[\"distance\"], 10)"
+'
+test_expect 'https: an upload and a keep-alive second request on one connection' '
+	curl -s --cacert "$TMP/cert.pem" -o /dev/null -w "%{http_code} %{num_connects}\n" \
+		-X PUT -H "Content-Type: application/json" --data-binary "$CUBE_JSON" "$URL/v1/meshes/cube" \
+		--next --cacert "$TMP/cert.pem" -o /dev/null -w "%{http_code} %{num_connects}\n" "$URL/v1/meshes/cube" >"$TMP/out" &&
+	cat "$TMP/out" && [ "$(cat "$TMP/out" | tr "\n" " ")" = "201 1 200 0 " ]
+'
+test_expect 'https: the certificate is refused without --cacert (it is self-signed)' '
+	! curl -s -o /dev/null "$URL/healthz"
+'
+test_expect 'plain http to the TLS port gets no answer' '
+	code=$(curl -s -o /dev/null -w "%{http_code}" --max-time 3 "http://127.0.0.1:$PORT/healthz"); echo "$code"; [ "$code" != 200 ]
+'
+test_expect 'the daemon still serves https after the plain attempt' '
+	expect 200 GET /healthz
+'
+test_expect 'SIGTERM: exit status 0' '
+	stop_daemon && [ "$daemon_rc" = 0 ]
+'
+test_expect 'a missing key file: the daemon exits non-zero naming the flag' '
+	"$DAEMON" --bind 127.0.0.1 --port 0 --tls-cert "$TMP/cert.pem" --tls-key "$TMP/nope.pem" >"$TMP/err" 2>&1 & p=$!; all_pids="$all_pids $p"
+	for i in $(seq 50); do kill -0 $p 2>/dev/null || break; sleep 0.1; done
+	cat "$TMP/err"; ! kill -0 $p 2>/dev/null && ! wait $p && grep -q "tls-key" "$TMP/err"
+'
+test_expect '--tls-cert without --tls-key exits non-zero' '
+	"$DAEMON" --bind 127.0.0.1 --port 0 --tls-cert "$TMP/cert.pem" >"$TMP/err" 2>&1 & p=$!; all_pids="$all_pids $p"
+	for i in $(seq 50); do kill -0 $p 2>/dev/null || break; sleep 0.1; done
+	cat "$TMP/err"; ! kill -0 $p 2>/dev/null && ! wait $p
+'
+test_done

@@ -1,0 +1,268 @@
+/* test_api_mesh.c - mesh resources through api_handle: upload (JSON nested
+ * and flat, OBJ, STL), replace, list, get, delete, persistence hooks, limits. */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "api.h"
+#include "store.h"
+
+static struct api_ctx ctx;
+
+struct persist_log {
+	int puts, deletes, fail_put;
+	char last[80];
+	size_t nvert, ntri;
+};
+
+static int fake_put(void *cls, const char *name, const float *xyz, size_t nvert,
+		    const uint32_t *idx, size_t ntri)
+{
+	struct persist_log *l = cls;
+
+	l->puts++;
+	snprintf(l->last, sizeof(l->last), "%s", name);
+	l->nvert = nvert;
+	l->ntri = ntri;
+	return l->fail_put;
+}
+
+static void fake_delete(void *cls, const char *name)
+{
+	struct persist_log *l = cls;
+
+	l->deletes++;
+	snprintf(l->last, sizeof(l->last), "%s", name);
+}
+
+static struct persist_log plog;
+
+static void setup(void)
+{
+	memset(&ctx, 0, sizeof(ctx));
+	memset(&plog, 0, sizeof(plog));
+	ck_assert_int_eq(store_new(&ctx.store), CORE_OK);
+	ctx.limits = (struct api_limits){ 65536, 16u << 20, 65536, 0, 1u << 28, 1u << 24 };
+}
+
+static void teardown(void)
+{
+	store_free(ctx.store);
+}
+
+static void call_n(const char *method, const char *path, const char *ctype, const void *body,
+		   size_t len, enum api_auth auth, struct api_response *resp)
+{
+	struct api_request rq = { method, path, ctype, body, len, auth };
+
+	api_handle(&ctx, &rq, resp);
+}
+
+/* Call, check the status, parse the JSON answer (NULL for an empty body). */
+static cJSON *call_json(const char *method, const char *path, const char *ctype, const char *body,
+			int status)
+{
+	struct api_response r;
+	cJSON *j = NULL;
+
+	call_n(method, path, ctype, body, body ? strlen(body) : 0, API_AUTH_WRITE, &r);
+	ck_assert_msg(r.status == status, "%s %s: %d, want %d: %s", method, path, r.status, status,
+		      r.body.data ? r.body.data : "");
+	if (r.body.len) {
+		j = cJSON_ParseWithLength(r.body.data, r.body.len);
+		ck_assert_msg(j != NULL, "not JSON: %s", r.body.data);
+	}
+	api_response_release(&r);
+	return j;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	ck_assert_msg(cJSON_IsNumber(v), "no number %s", k);
+	return v->valuedouble;
+}
+
+static const char tet_nested[] =
+	"{\"vertices\":[[0,0,0],[1,0,0],[0,1,0],[0,0,1]],"
+	"\"triangles\":[[0,2,1],[0,1,3],[0,3,2],[1,2,3]]}";
+static const char tet_flat[] =
+	"{\"vertices\":[0,0,0, 1,0,0, 0,1,0, 0,0,2],\"triangles\":[0,2,1, 0,1,3, 0,3,2, 1,2,3, 0,0,0]}";
+
+START_TEST(test_put_json_nested_then_replace)
+{
+	cJSON *j, *b;
+
+	ctx.persist_cls = &plog;
+	ctx.persist_put = fake_put;
+	j = call_json("PUT", "/v1/meshes/tet", "application/json", tet_nested, 201);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "name")->valuestring, "tet");
+	ck_assert_double_eq(num(j, "version"), 1);
+	ck_assert_double_eq(num(j, "vertices"), 4);
+	ck_assert_double_eq(num(j, "triangles"), 4);
+	ck_assert_double_eq(num(j, "degenerate_triangles"), 0);
+	ck_assert_double_ge(num(j, "build_ms"), 0);
+	ck_assert_double_gt(num(j, "memory_bytes"), 0);
+	b = cJSON_GetObjectItemCaseSensitive(j, "bounds");
+	ck_assert_double_eq(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(b, "max"), 2)->valuedouble, 1);
+	cJSON_Delete(j);
+	ck_assert_int_eq(plog.puts, 1);
+	ck_assert_uint_eq(plog.ntri, 4);
+	/* flat form, a degenerate triangle, replaces: 200 and version 2 */
+	j = call_json("PUT", "/v1/meshes/tet", "application/json", tet_flat, 200);
+	ck_assert_double_eq(num(j, "version"), 2);
+	ck_assert_double_eq(num(j, "triangles"), 5);
+	ck_assert_double_eq(num(j, "degenerate_triangles"), 1);
+	cJSON_Delete(j);
+	ck_assert_int_eq(plog.puts, 2);
+}
+END_TEST
+
+START_TEST(test_put_obj_and_stl)
+{
+	static const char obj[] = "# quad\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nvn 0 0 1\nf 1//1 2//1 3//1 4//1\n";
+	static const char stl[] =
+		"solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\n"
+		"endloop\nendfacet\nendsolid t\n";
+	unsigned char bin[84 + 50];
+	struct api_response r;
+	float v[12] = { 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0 };
+	uint32_t one = 1;
+	cJSON *j;
+
+	j = call_json("PUT", "/v1/meshes/quad", "model/obj", obj, 201);
+	ck_assert_double_eq(num(j, "triangles"), 2);	/* fan-triangulated */
+	cJSON_Delete(j);
+	j = call_json("PUT", "/v1/meshes/s1", "model/stl", stl, 201);
+	ck_assert_double_eq(num(j, "triangles"), 1);
+	cJSON_Delete(j);
+	memset(bin, 0, sizeof(bin));
+	memcpy(bin + 80, &one, 4);
+	memcpy(bin + 84, v, sizeof(v));
+	call_n("PUT", "/v1/meshes/s2", "application/sla", bin, sizeof(bin), API_AUTH_WRITE, &r);
+	ck_assert_msg(r.status == 201, "%d %s", r.status, r.body.data);
+	api_response_release(&r);
+	/* unparsable OBJ: invalid_mesh with the parser's message */
+	j = call_json("PUT", "/v1/meshes/bad", "model/obj", "v 0 0 0\nf 1 2 3\n", 400);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "error"),
+							  "code")->valuestring, "invalid_mesh");
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_list_get_delete)
+{
+	cJSON *j, *arr;
+
+	ctx.persist_cls = &plog;
+	ctx.persist_delete = fake_delete;
+	cJSON_Delete(call_json("PUT", "/v1/meshes/b", "application/json", tet_nested, 201));
+	cJSON_Delete(call_json("PUT", "/v1/meshes/a", "application/json", tet_flat, 201));
+	j = call_json("GET", "/v1/meshes", NULL, NULL, 200);
+	arr = cJSON_GetObjectItemCaseSensitive(j, "meshes");
+	ck_assert_int_eq(cJSON_GetArraySize(arr), 2);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(arr, 0), "name")->valuestring, "a");
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(arr, 1), "name")->valuestring, "b");
+	cJSON_Delete(j);
+	j = call_json("GET", "/v1/meshes/b", NULL, NULL, 200);
+	ck_assert_double_eq(num(j, "triangles"), 4);
+	cJSON_Delete(j);
+	ck_assert_ptr_null(call_json("DELETE", "/v1/meshes/b", NULL, NULL, 204));
+	ck_assert_int_eq(plog.deletes, 1);
+	ck_assert_str_eq(plog.last, "b");
+	cJSON_Delete(call_json("DELETE", "/v1/meshes/b", NULL, NULL, 404));
+	cJSON_Delete(call_json("GET", "/v1/meshes/b", NULL, NULL, 404));
+	ck_assert_int_eq(plog.deletes, 1);
+	/* a re-created name starts at version 1 */
+	j = call_json("PUT", "/v1/meshes/b", "application/json", tet_nested, 201);
+	ck_assert_double_eq(num(j, "version"), 1);
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_delete_response_shape)
+{
+	struct api_response r;
+
+	cJSON_Delete(call_json("PUT", "/v1/meshes/x", "application/json", tet_nested, 201));
+	call_n("DELETE", "/v1/meshes/x", NULL, NULL, 0, API_AUTH_WRITE, &r);
+	ck_assert_int_eq(r.status, 204);
+	ck_assert_uint_eq(r.body.len, 0);
+	ck_assert_ptr_null(r.content_type);
+	ck_assert_str_eq(r.route_label, "/v1/meshes/{name}");
+	api_response_release(&r);
+}
+END_TEST
+
+START_TEST(test_persist_failure_keeps_store)
+{
+	cJSON *j;
+
+	ctx.persist_cls = &plog;
+	ctx.persist_put = fake_put;
+	cJSON_Delete(call_json("PUT", "/v1/meshes/p", "application/json", tet_nested, 201));
+	plog.fail_put = 1;
+	j = call_json("PUT", "/v1/meshes/p", "application/json", tet_flat, 500);
+	cJSON_Delete(j);
+	j = call_json("GET", "/v1/meshes/p", NULL, NULL, 200);
+	ck_assert_double_eq(num(j, "version"), 1);
+	ck_assert_double_eq(num(j, "triangles"), 4);
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_limits)
+{
+	cJSON *j;
+
+	ctx.limits.max_triangles = 4;
+	cJSON_Delete(call_json("PUT", "/v1/meshes/ok", "application/json", tet_nested, 201));
+	j = call_json("PUT", "/v1/meshes/big", "application/json", tet_flat, 413);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "error"),
+							  "code")->valuestring, "payload_too_large");
+	cJSON_Delete(j);
+	cJSON_Delete(call_json("PUT", "/v1/meshes/big", "model/obj",
+			       "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 1 1\nv 2 2 2\nf 1 2 3 4 5 6 7\n", 413));
+	ctx.limits.max_triangles = 100;
+	ctx.limits.max_meshes = 1;
+	ctx.persist_cls = &plog;
+	ctx.persist_put = fake_put;
+	ctx.persist_delete = fake_delete;
+	cJSON_Delete(call_json("PUT", "/v1/meshes/ok", "application/json", tet_flat, 200));
+	cJSON_Delete(call_json("PUT", "/v1/meshes/second", "application/json", tet_nested, 413));
+	ck_assert_int_eq(plog.deletes, 1);	/* the refused new name is unpersisted */
+	ck_assert_str_eq(plog.last, "second");
+}
+END_TEST
+
+static Suite *mesh_suite(void)
+{
+	Suite *s = suite_create("api_mesh");
+	TCase *tc = tcase_create("mesh");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_put_json_nested_then_replace);
+	tcase_add_test(tc, test_put_obj_and_stl);
+	tcase_add_test(tc, test_list_get_delete);
+	tcase_add_test(tc, test_delete_response_shape);
+	tcase_add_test(tc, test_persist_failure_keeps_store);
+	tcase_add_test(tc, test_limits);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(mesh_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,342 @@
+/* test_api_router.c - the error table, routing (404/405/labels), access
+ * checks (401/403), path names, body limits and content types. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "store.h"
+
+static struct api_ctx ctx;
+
+static void setup(void)
+{
+	memset(&ctx, 0, sizeof(ctx));
+	ck_assert_int_eq(store_new(&ctx.store), CORE_OK);
+	ctx.limits = (struct api_limits){ 65536, 16u << 20, 65536, 0, 1000, 500 };
+	ctx.openapi_yaml = "openapi: 3.1.0\n";
+	ctx.openapi_len = strlen(ctx.openapi_yaml);
+}
+
+static void teardown(void)
+{
+	store_free(ctx.store);
+}
+
+static void call(const char *method, const char *path, const char *ctype, const char *body,
+		 enum api_auth auth, struct api_response *resp)
+{
+	struct api_request rq = { method, path, ctype, body, body ? strlen(body) : 0, auth };
+
+	api_handle(&ctx, &rq, resp);
+}
+
+/* status, error code (NULL: no error body expected) and a message part */
+static void expect(struct api_response *r, int status, const char *code, const char *part)
+{
+	char want[96];
+
+	ck_assert_msg(r->status == status, "status %d, want %d: %s", r->status, status,
+		      r->body.data ? r->body.data : "");
+	if (code) {
+		snprintf(want, sizeof(want), "\"code\":\"%s\"", code);
+		ck_assert_ptr_nonnull(r->body.data);
+		ck_assert_msg(strstr(r->body.data, want), "%s lacks %s", r->body.data, want);
+	}
+	if (part)
+		ck_assert_msg(r->body.data && strstr(r->body.data, part), "%s lacks %s",
+			      r->body.data ? r->body.data : "(null)", part);
+}
+
+struct err_row {
+	enum api_err e;
+	int status;
+	const char *code;
+};
+
+static const struct err_row err_rows[] = {
+	{ API_INVALID_JSON, 400, "invalid_json" },
+	{ API_INVALID_REQUEST, 400, "invalid_request" },
+	{ API_INVALID_MESH, 400, "invalid_mesh" },
+	{ API_UNAUTHORIZED, 401, "unauthorized" },
+	{ API_FORBIDDEN, 403, "forbidden" },
+	{ API_MESH_NOT_FOUND, 404, "mesh_not_found" },
+	{ API_NOT_FOUND, 404, "not_found" },
+	{ API_METHOD_NOT_ALLOWED, 405, "method_not_allowed" },
+	{ API_PAYLOAD_TOO_LARGE, 413, "payload_too_large" },
+	{ API_UNSUPPORTED_MEDIA_TYPE, 415, "unsupported_media_type" },
+	{ API_NOT_READY, 503, "not_ready" },
+	{ API_INTERNAL, 500, "internal" },
+};
+
+START_TEST(test_err_table)
+{
+	const struct err_row *row = &err_rows[_i];
+	const struct api_err_info *info = api_err_info(row->e);
+
+	ck_assert_int_eq(info->status, row->status);
+	ck_assert_str_eq(info->code, row->code);
+}
+END_TEST
+
+START_TEST(test_err_table_out_of_range)
+{
+	ck_assert_int_eq(api_err_info(API_ERR_COUNT)->status, 500);
+	ck_assert_int_eq(api_err_info((enum api_err)-1)->status, 500);
+	ck_assert_int_eq(api_err_info(API_OK)->status, 200);
+}
+END_TEST
+
+START_TEST(test_api_error_body)
+{
+	struct api_response r;
+
+	api_error(&r, API_PAYLOAD_TOO_LARGE, "body: %d bytes", 12);
+	ck_assert_int_eq(r.status, 413);
+	ck_assert_str_eq(r.body.data,
+			 "{\"error\":{\"code\":\"payload_too_large\",\"message\":\"body: 12 bytes\"}}");
+	ck_assert_str_eq(r.content_type, "application/json");
+	ck_assert_str_eq(r.route_label, "unmatched");
+	ck_assert_int_eq(r.www_authenticate, 0);
+	api_response_release(&r);
+	api_error(&r, API_UNAUTHORIZED, "who \"are\" you");
+	ck_assert_int_eq(r.www_authenticate, 1);
+	ck_assert_ptr_nonnull(strstr(r.body.data, "who \\\"are\\\" you"));
+	api_response_release(&r);
+}
+END_TEST
+
+struct route_row {
+	const char *method, *path;
+	enum api_err want;
+	const char *label;
+	enum api_access access;
+	int upload;
+	const char *allow;
+};
+
+static const struct route_row route_rows[] = {
+	{ "GET", "/v1/openapi.yaml", API_OK, "/v1/openapi.yaml", API_ACCESS_READ, 0, "" },
+	{ "GET", "/v1/meshes", API_OK, "/v1/meshes", API_ACCESS_READ, 0, "" },
+	{ "PUT", "/v1/meshes/a", API_OK, "/v1/meshes/{name}", API_ACCESS_WRITE, 1, "" },
+	{ "GET", "/v1/meshes/a", API_OK, "/v1/meshes/{name}", API_ACCESS_READ, 0, "" },
+	{ "DELETE", "/v1/meshes/a", API_OK, "/v1/meshes/{name}", API_ACCESS_WRITE, 0, "" },
+	{ "POST", "/v1/meshes/a/raycast", API_OK, "/v1/meshes/{name}/raycast", API_ACCESS_READ, 0, "" },
+	{ "POST", "/v1/meshes/a/segment", API_OK, "/v1/meshes/{name}/segment", API_ACCESS_READ, 0, "" },
+	{ "POST", "/v1/meshes/a/overlap", API_OK, "/v1/meshes/{name}/overlap", API_ACCESS_READ, 0, "" },
+	{ "POST", "/v1/obb/raycast", API_OK, "/v1/obb/raycast", API_ACCESS_READ, 0, "" },
+	{ "POST", "/v1/hitscan", API_OK, "/v1/hitscan", API_ACCESS_READ, 0, "" },
+	{ "POST", "/v1/meshes/a", API_METHOD_NOT_ALLOWED, "/v1/meshes/{name}", 0, 0, "GET, PUT, DELETE" },
+	{ "GET", "/v1/meshes/a/raycast", API_METHOD_NOT_ALLOWED, "/v1/meshes/{name}/raycast", 0, 0, "POST" },
+	{ "DELETE", "/v1/meshes", API_METHOD_NOT_ALLOWED, "/v1/meshes", 0, 0, "GET" },
+	{ "POST", "/v1/openapi.yaml", API_METHOD_NOT_ALLOWED, "/v1/openapi.yaml", 0, 0, "GET" },
+	{ "GET", "/v1/hitscan", API_METHOD_NOT_ALLOWED, "/v1/hitscan", 0, 0, "POST" },
+	{ "get", "/v1/meshes", API_METHOD_NOT_ALLOWED, "/v1/meshes", 0, 0, "GET" },
+	{ "GET", "/v1/meshes/", API_NOT_FOUND, "unmatched", 0, 0, "" },
+	{ "GET", "/v1/meshes/a/", API_NOT_FOUND, "unmatched", 0, 0, "" },
+	{ "POST", "/v1/meshes/a/b/raycast", API_NOT_FOUND, "unmatched", 0, 0, "" },
+	{ "GET", "/healthz", API_NOT_FOUND, "unmatched", 0, 0, "" },
+	{ "GET", "/metrics", API_NOT_FOUND, "unmatched", 0, 0, "" },
+	{ "GET", "/", API_NOT_FOUND, "unmatched", 0, 0, "" },
+	{ "GET", "/V1/meshes", API_NOT_FOUND, "unmatched", 0, 0, "" },
+	{ "GET", "", API_NOT_FOUND, "unmatched", 0, 0, "" },
+};
+
+START_TEST(test_route)
+{
+	const struct route_row *row = &route_rows[_i];
+	struct api_route_info info;
+
+	ck_assert_int_eq(api_route(row->method, row->path, &info), row->want);
+	ck_assert_str_eq(info.label, row->label);
+	ck_assert_str_eq(info.allow, row->allow);
+	if (row->want == API_OK) {
+		ck_assert_int_eq(info.access, row->access);
+		ck_assert_int_eq(info.mesh_upload, row->upload);
+	}
+}
+END_TEST
+
+START_TEST(test_handle_404_405)
+{
+	struct api_response r;
+
+	call("GET", "/v2/x", NULL, NULL, API_AUTH_WRITE, &r);
+	expect(&r, 404, "not_found", NULL);
+	ck_assert_str_eq(r.route_label, "unmatched");
+	api_response_release(&r);
+	call("PATCH", "/v1/meshes/a", NULL, NULL, API_AUTH_WRITE, &r);
+	expect(&r, 405, "method_not_allowed", "GET, PUT, DELETE");
+	ck_assert_str_eq(r.allow, "GET, PUT, DELETE");
+	ck_assert_str_eq(r.route_label, "/v1/meshes/{name}");
+	api_response_release(&r);
+}
+END_TEST
+
+START_TEST(test_auth)
+{
+	struct api_response r;
+
+	call("GET", "/v1/meshes", NULL, NULL, API_AUTH_NONE, &r);
+	expect(&r, 401, "unauthorized", NULL);
+	ck_assert_int_eq(r.www_authenticate, 1);
+	api_response_release(&r);
+	call("GET", "/v1/meshes", NULL, NULL, API_AUTH_READ, &r);
+	expect(&r, 200, NULL, "{\"meshes\":[]}");
+	ck_assert_int_eq(r.www_authenticate, 0);
+	api_response_release(&r);
+	call("PUT", "/v1/meshes/a", "model/obj", "v 0 0 0\n", API_AUTH_READ, &r);
+	expect(&r, 403, "forbidden", NULL);
+	api_response_release(&r);
+	call("DELETE", "/v1/meshes/a", NULL, NULL, API_AUTH_READ, &r);
+	expect(&r, 403, "forbidden", NULL);
+	api_response_release(&r);
+	call("DELETE", "/v1/meshes/a", NULL, NULL, API_AUTH_NONE, &r);
+	expect(&r, 401, "unauthorized", NULL);
+	api_response_release(&r);
+	call("POST", "/v1/hitscan", NULL, "{}", API_AUTH_NONE, &r);
+	expect(&r, 401, "unauthorized", NULL);
+	api_response_release(&r);
+	/* the spec itself needs a key too (every /v1 route does) */
+	call("GET", "/v1/openapi.yaml", NULL, NULL, API_AUTH_NONE, &r);
+	expect(&r, 401, "unauthorized", NULL);
+	api_response_release(&r);
+}
+END_TEST
+
+START_TEST(test_openapi)
+{
+	struct api_response r;
+
+	call("GET", "/v1/openapi.yaml", NULL, NULL, API_AUTH_READ, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.content_type, "application/yaml");
+	ck_assert_str_eq(r.body.data, "openapi: 3.1.0\n");
+	api_response_release(&r);
+}
+END_TEST
+
+static const char *const bad_names[] = {
+	".hidden", "a%20b", "a b", "caf\xc3\xa9", "a*",
+	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",	/* 65 */
+};
+
+START_TEST(test_bad_name)
+{
+	struct api_response r;
+	char path[128];
+
+	snprintf(path, sizeof(path), "/v1/meshes/%s", bad_names[_i]);
+	call("GET", path, NULL, NULL, API_AUTH_WRITE, &r);
+	expect(&r, 400, "invalid_request", "name:");
+	api_response_release(&r);
+	snprintf(path, sizeof(path), "/v1/meshes/%s/raycast", bad_names[_i]);
+	call("POST", path, NULL, "{}", API_AUTH_WRITE, &r);
+	expect(&r, 400, "invalid_request", "name:");
+	api_response_release(&r);
+}
+END_TEST
+
+START_TEST(test_good_names)
+{
+	struct api_response r;
+
+	call("GET", "/v1/meshes/a.b-c_D9", NULL, NULL, API_AUTH_WRITE, &r);
+	expect(&r, 404, "mesh_not_found", "a.b-c_D9");
+	api_response_release(&r);
+	call("GET", "/v1/meshes/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", NULL, NULL,
+	     API_AUTH_WRITE, &r);
+	expect(&r, 404, "mesh_not_found", NULL);
+	api_response_release(&r);
+}
+END_TEST
+
+START_TEST(test_body_limits)
+{
+	struct api_response r;
+	char big[700];
+
+	memset(big, ' ', sizeof(big) - 1);
+	big[0] = '{';
+	big[sizeof(big) - 2] = '}';
+	big[sizeof(big) - 1] = '\0';
+	call("POST", "/v1/hitscan", NULL, big, API_AUTH_WRITE, &r);	/* query limit 500 */
+	expect(&r, 413, "payload_too_large", "limit is 500");
+	api_response_release(&r);
+	/* the same size is fine for an upload (limit 1000): it fails later */
+	call("PUT", "/v1/meshes/a", "application/json", big, API_AUTH_WRITE, &r);
+	expect(&r, 400, "invalid_request", "vertices: required");
+	api_response_release(&r);
+}
+END_TEST
+
+struct ct_row {
+	const char *method, *path, *ctype;
+	int status;
+};
+
+static const struct ct_row ct_rows[] = {
+	{ "POST", "/v1/hitscan", "application/x-www-form-urlencoded", 415 },
+	{ "POST", "/v1/hitscan", "text/plain", 415 },
+	{ "POST", "/v1/hitscan", "application/jsonx", 415 },
+	{ "POST", "/v1/hitscan", "application/json", 200 },
+	{ "POST", "/v1/hitscan", "Application/JSON; charset=utf-8", 200 },
+	{ "POST", "/v1/hitscan", " application/json ;charset=UTF-8", 200 },
+	{ "POST", "/v1/hitscan", NULL, 200 },
+	{ "POST", "/v1/hitscan", "", 200 },
+	{ "PUT", "/v1/meshes/t", NULL, 415 },
+	{ "PUT", "/v1/meshes/t", "text/plain", 415 },
+	{ "PUT", "/v1/meshes/t", "application/octet-stream", 415 },
+	{ "PUT", "/v1/meshes/t", "model/obj", 201 },
+	{ "PUT", "/v1/meshes/t", "MODEL/OBJ; charset=utf-8", 201 },
+};
+
+START_TEST(test_content_type)
+{
+	const struct ct_row *row = &ct_rows[_i];
+	struct api_response r;
+	const char *body = row->method[1] == 'U' ? "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"
+						 : "{\"origin\":[0,0,0],\"direction\":[1,0,0]}";
+
+	call(row->method, row->path, row->ctype, body, API_AUTH_WRITE, &r);
+	expect(&r, row->status, row->status == 415 ? "unsupported_media_type" : NULL, NULL);
+	if (row->status == 415 && row->method[1] == 'O')
+		expect(&r, 415, NULL, "application/json");
+	if (row->status == 415 && row->method[1] == 'U')
+		expect(&r, 415, NULL, "model/obj");
+	api_response_release(&r);
+}
+END_TEST
+
+static Suite *router_suite(void)
+{
+	Suite *s = suite_create("api_router");
+	TCase *tc = tcase_create("router");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, test_err_table, 0, (int)(sizeof(err_rows) / sizeof(err_rows[0])));
+	tcase_add_test(tc, test_err_table_out_of_range);
+	tcase_add_test(tc, test_api_error_body);
+	tcase_add_loop_test(tc, test_route, 0, (int)(sizeof(route_rows) / sizeof(route_rows[0])));
+	tcase_add_test(tc, test_handle_404_405);
+	tcase_add_test(tc, test_auth);
+	tcase_add_test(tc, test_openapi);
+	tcase_add_loop_test(tc, test_bad_name, 0, (int)(sizeof(bad_names) / sizeof(bad_names[0])));
+	tcase_add_test(tc, test_good_names);
+	tcase_add_test(tc, test_body_limits);
+	tcase_add_loop_test(tc, test_content_type, 0, (int)(sizeof(ct_rows) / sizeof(ct_rows[0])));
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(router_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
