@@ -34,7 +34,7 @@ CFLAGS += -std=gnu11 -g -pthread $(WARN) $(SANFLAGS) -MMD -MP
 LDFLAGS += -pthread $(SANFLAGS)
 
 PKGS_BUILD := gcc make pkg-config libmicrohttpd-dev libcjson-dev
-PKGS_TEST := check libgmp-dev curl openssl python3 procps
+PKGS_TEST := check libgmp-dev curl openssl python3 procps prometheus npm
 PKG_CFLAGS = $(shell pkg-config --cflags libcjson libmicrohttpd 2>/dev/null)
 CJSON_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 MHD_LIBS = $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
@@ -137,6 +137,24 @@ valgrind: deps-test
 	@command -v valgrind >/dev/null || { sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; $$sudo apt-get install -y -q valgrind >/dev/null; }
 	@fail=0; for t in $(TEST_BIN); do CK_FORK=no valgrind -q --error-exitcode=99 --leak-check=full $$t >/dev/null || { echo "valgrind: $$t failed"; fail=1; }; done; \
 	 [ $$fail = 0 ] && echo "valgrind: all suites clean"; exit $$fail
+
+# ---- benchmarks: the anchor harness beside the project (../shared/bench),
+# run from a copy in build/bench-harness (the shared folder is read-only).
+HARNESS ?= ../shared/bench
+BENCH_OUT ?= $(abspath build/bench-harness)
+BENCH_STEPS ?= build data anchors report
+bench: deps
+	@$(MAKE) --no-print-directory $(BUILD)/collisiond-bench
+	@[ -x $(HARNESS)/run.sh ] || { echo "bench: no harness at $(HARNESS) (set HARNESS=...)"; exit 1; }
+	BENCH_OUT=$(BENCH_OUT) PROJECT_BENCH="$(abspath $(BUILD)/collisiond-bench)" $(HARNESS)/run.sh $(BENCH_STEPS)
+
+bench-http: deps
+	@$(MAKE) --no-print-directory $(BUILD)/collisiond
+	@[ -x $(HARNESS)/run.sh ] || { echo "bench-http: no harness at $(HARNESS) (set HARNESS=...)"; exit 1; }
+	HARNESS=$(HARNESS) BENCH_OUT=$(BENCH_OUT) COLLISIOND="$(abspath $(BUILD)/collisiond)" bench/http_bench.sh
+
+fuzz: deps-test
+	BUILD=$(BUILD) tests/fuzz/run.sh
 
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)
 

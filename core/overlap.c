@@ -82,7 +82,8 @@ enum core_result mesh_overlap_obb(const struct mesh *m, const struct obb *b,
 			}
 		}
 	}
-	qsort(found.v, found.n, sizeof(*found.v), cmp_u32);
+	if (found.n)
+		qsort(found.v, found.n, sizeof(*found.v), cmp_u32);
 	for (size_t i = 0; i < found.n && i < limit; i++)
 		out[i] = found.v[i];
 	*count = found.n;

@@ -337,6 +337,12 @@ static void classify(struct http_server *s, struct MHD_Connection *c, struct req
 	/* HEAD is GET without the body (libmicrohttpd drops it). */
 	e = api_route(strcmp(method, "HEAD") == 0 ? "GET" : method, url, &info);
 	r->route_label = info.label;
+	r->auth = request_auth(s, c);
+	if (r->auth == API_AUTH_NONE && (strcmp(url, "/v1") == 0 || strncmp(url, "/v1/", 4) == 0)) {
+		/* every /v1 path needs a key, known or not: no route probing */
+		refuse(r, API_UNAUTHORIZED, NULL, "missing or wrong bearer key");
+		return;
+	}
 	if (e == API_NOT_FOUND) {
 		refuse(r, e, NULL, "no such path");
 		return;
@@ -349,7 +355,6 @@ static void classify(struct http_server *s, struct MHD_Connection *c, struct req
 		refuse(r, API_INTERNAL, NULL, "routing failed");
 		return;
 	}
-	r->auth = request_auth(s, c);
 	if (info.access != API_ACCESS_OPEN && r->auth == API_AUTH_NONE) {
 		refuse(r, API_UNAUTHORIZED, NULL, "missing or wrong bearer key");
 		return;
