@@ -9,6 +9,8 @@
 #   make bench         build/collisiond-bench, then the anchor harness in ../shared/bench if present
 #   make bench-http    the HTTP benchmark against nginx, with the same harness
 #   make fuzz          libFuzzer targets (clang), a short run each
+#   make lint-spec     lint api/openapi.yaml (npx @redocly/cli)
+#   make image         the container image from docker/Dockerfile (podman or docker)
 #
 # Top-level targets first install missing Debian packages (deps), then run a
 # sub-make, so that pkg-config sees what was just installed.
@@ -34,7 +36,7 @@ CFLAGS += -std=gnu11 -g -pthread $(WARN) $(SANFLAGS) -MMD -MP
 LDFLAGS += -pthread $(SANFLAGS)
 
 PKGS_BUILD := gcc make pkg-config libmicrohttpd-dev libcjson-dev
-PKGS_TEST := check libgmp-dev curl openssl python3 procps prometheus npm
+PKGS_TEST := check libgmp-dev curl openssl python3 procps prometheus nodejs npm
 PKG_CFLAGS = $(shell pkg-config --cflags libcjson libmicrohttpd 2>/dev/null)
 CJSON_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 MHD_LIBS = $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
@@ -52,7 +54,7 @@ SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 
-.PHONY: all build run test test-run check-unit deps deps-test valgrind bench bench-http fuzz clean tools
+.PHONY: all build run test test-run deps deps-test valgrind bench bench-http fuzz lint-spec image clean
 .DEFAULT_GOAL := all
 
 all: deps
@@ -155,6 +157,13 @@ bench-http: deps
 
 fuzz: deps-test
 	BUILD=$(BUILD) tests/fuzz/run.sh
+
+# the OpenAPI spec, linted with Redocly (npm); the container image (podman or docker)
+lint-spec:
+	npx --yes @redocly/cli@1 lint api/openapi.yaml
+image:
+	@if command -v podman >/dev/null; then podman build --format docker --pull=never -f docker/Dockerfile -t collisiond .; \
+	 else docker build -f docker/Dockerfile -t collisiond .; fi
 
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)
 

@@ -496,12 +496,27 @@ static enum api_err decode_ray(const cJSON *origin, const cJSON *direction, cons
 	m = fmax(fabs(d[0]), fmax(fabs(d[1]), fabs(d[2])));
 	if (m == 0)
 		return fail_at(f, API_INVALID_REQUEST, &pd, "must not be zero");
+	r->ray.origin = vec3_from(o);
+	{
+		/* a direction that is already a unit float32 vector (to float
+		 * precision) is used as sent, so HTTP answers equal the core's
+		 * for the same float ray; any other is normalised in double */
+		float fd[3] = { (float)d[0], (float)d[1], (float)d[2] };
+		double l2 = (double)fd[0] * fd[0] + (double)fd[1] * fd[1] + (double)fd[2] * fd[2];
+
+		if (fabs(l2 - 1) <= 0x1p-22 && fd[0] == d[0] && fd[1] == d[1] && fd[2] == d[2]) {
+			r->ray.dir = v3(fd[0], fd[1], fd[2]);
+			for (int k = 0; k < 3; k++)
+				r->dir[k] = fd[k];
+			goto direction_done;
+		}
+	}
 	d[0] /= m;
 	d[1] /= m;
 	d[2] /= m;
 	len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-	r->ray.origin = vec3_from(o);
 	set_direction(r, d, len);
+direction_done:
 	r->length = 0;
 	r->ray.tmax = INFINITY;
 	if (maxd) {

@@ -18,34 +18,28 @@ static vec3 world_point(const struct qray *r, float t)
 }
 
 /*
- * The world point and unit normal of a mesh hit. The point is rebuilt from
- * the barycentrics, a + u (b - a) + v (c - a), in double and then placed:
- * it lies on the triangle, where o + t d with t rounded to float may miss
- * the plane by an ulp of t (0.9999998 for a face at z = 1). The normal is
- * (B-A)x(C-A) of the placed vertices, exactly the API's definition whatever
- * sign conventions a mirroring placement gives the mesh-space normal.
+ * The world point and unit normal of a mesh hit. The point is o + t d of the
+ * world ray, in double: the same point the distance describes, and exact
+ * along the axes the ray does not move in (a vertical ray keeps its x, z).
+ * The normal is (B-A)x(C-A) of the placed vertices, exactly the API's
+ * definition whatever sign conventions a mirroring placement gives the
+ * mesh-space normal.
  */
-static void hit_to_world(const struct mesh *mesh, const struct xform *xf, const struct hit *h,
-			 vec3 *point, vec3 *normal)
+static void hit_to_world(const struct mesh *mesh, const struct xform *xf, const struct qray *r,
+			 const struct hit *h, vec3 *point, vec3 *normal)
 {
-	double e[2][3], p[3], w[2][3], n[3], len;
+	double e[2][3], w[2][3], n[3], len;
 	vec3 a, b, c;
 	int k;
 
 	mesh_triangle(mesh, h->triangle, &a, &b, &c);
 	e[0][0] = (double)b.x - a.x; e[0][1] = (double)b.y - a.y; e[0][2] = (double)b.z - a.z;
 	e[1][0] = (double)c.x - a.x; e[1][1] = (double)c.y - a.y; e[1][2] = (double)c.z - a.z;
-	p[0] = a.x + h->u * e[0][0] + h->v * e[1][0];
-	p[1] = a.y + h->u * e[0][1] + h->v * e[1][1];
-	p[2] = a.z + h->u * e[0][2] + h->v * e[1][2];
+	*point = world_point(r, h->t);
 	if (!xf) {
-		*point = v3((float)p[0], (float)p[1], (float)p[2]);
 		*normal = h->normal;
 		return;
 	}
-	*point = v3((float)(xf->m[0] * p[0] + xf->m[1] * p[1] + xf->m[2] * p[2] + xf->m[3]),
-		    (float)(xf->m[4] * p[0] + xf->m[5] * p[1] + xf->m[6] * p[2] + xf->m[7]),
-		    (float)(xf->m[8] * p[0] + xf->m[9] * p[1] + xf->m[10] * p[2] + xf->m[11]));
 	for (k = 0; k < 2; k++) {
 		w[k][0] = xf->m[0] * e[k][0] + xf->m[1] * e[k][1] + xf->m[2] * e[k][2];
 		w[k][1] = xf->m[4] * e[k][0] + xf->m[5] * e[k][1] + xf->m[6] * e[k][2];
@@ -65,7 +59,7 @@ static void to_world_hit(const struct mesh *mesh, const struct xform *xf, const 
 			 const struct hit *h, struct world_hit *w)
 {
 	w->distance = h->t;
-	hit_to_world(mesh, xf, h, &w->point, &w->normal);
+	hit_to_world(mesh, xf, r, h, &w->point, &w->normal);
 	w->triangle = h->triangle;
 	w->u = h->u;
 	w->v = h->v;
@@ -334,7 +328,7 @@ static enum core_result hitscan_shot(const struct mesh *mesh, const struct hitsc
 		if (nh && (!box_hit || h.t <= bh.t)) {
 			vec3 point, normal;
 
-			hit_to_world(mesh, xf, &h, &point, &normal);
+			hit_to_world(mesh, xf, r, &h, &point, &normal);
 			encode_hitscan_mesh(b, h.t, point, normal, h.triangle);
 			return CORE_OK;
 		}
