@@ -661,6 +661,9 @@ static void *race_reader(void *arg)
 		struct mesh *m;
 		uint64_t v = 0;
 
+		rd->reads++;
+		__atomic_add_fetch(&rc->reads, 1, __ATOMIC_RELAXED);
+
 		/* one reader also takes snapshots, the other path into the table */
 		if (rd->id == 0 && i % 16 == 0) {
 			struct store_entry *e;
@@ -682,8 +685,6 @@ static void *race_reader(void *arg)
 		}
 
 		snprintf(name, sizeof(name), "r%u", j);
-		rd->reads++;
-		__atomic_add_fetch(&rc->reads, 1, __ATOMIC_RELAXED);
 		m = store_get(rc->s, name, &v);
 		if (!m)
 			continue;
