@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "obb.h"
+#include "xform.h"
 
 /* obb_from_axes accepts |len - 1| and |dot| up to this (header contract). */
 #define OBB_AXES_TOL 1e-4
@@ -69,60 +70,22 @@ static void box_local(const struct obb *b, vec3 p, double out[3])
 	}
 }
 
-/*
- * The rotation matrix of q (not necessarily unit) with s = 2/|q|^2, so
- * normalising costs no square root and integer quaternions such as
- * (1, 1, 0, 0) give exact quarter turns. q is first scaled by a power of
- * two (exact) so that |q|^2 neither overflows nor underflows.
- * Returns 0 for a zero or non-finite q.
- */
-static int quat_columns(const double quat[4], double col[3][3])
-{
-	double q[4], big = 0, n2, s, w, x, y, z;
-	int i, e;
-
-	for (i = 0; i < 4; i++) {
-		if (!isfinite(quat[i]))
-			return 0;
-		if (fabs(quat[i]) > big)
-			big = fabs(quat[i]);
-	}
-	if (big == 0)
-		return 0;
-	frexp(big, &e);
-	for (i = 0; i < 4; i++)
-		q[i] = ldexp(quat[i], -e);
-	n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
-	s = 2.0 / n2;
-	w = q[0];
-	x = q[1];
-	y = q[2];
-	z = q[3];
-	col[0][0] = 1 - s * (y * y + z * z);
-	col[0][1] = s * (x * y + w * z);
-	col[0][2] = s * (x * z - w * y);
-	col[1][0] = s * (x * y - w * z);
-	col[1][1] = 1 - s * (x * x + z * z);
-	col[1][2] = s * (y * z + w * x);
-	col[2][0] = s * (x * z + w * y);
-	col[2][1] = s * (y * z - w * x);
-	col[2][2] = 1 - s * (x * x + y * y);
-	return 1;
-}
-
 enum core_result obb_from_quat(vec3 center, vec3 half, const double quat[4], struct obb *out)
 {
-	double col[3][3];
+	double r[9];
 	int i;
 
 	if (!quat || !out || !valid_center_half(center, half))
 		return CORE_EINVAL;
-	if (!quat_columns(quat, col))
+	if (!xform_quat_matrix(quat, r))
 		return CORE_EINVAL;
 	out->center = center;
 	out->half = clean_half(half);
-	for (i = 0; i < 3; i++)
-		out->axis[i] = from_d3(col[i]);
+	for (i = 0; i < 3; i++) {
+		double col[3] = { r[i], r[3 + i], r[6 + i] };
+
+		out->axis[i] = from_d3(col);
+	}
 	return CORE_OK;
 }
 

@@ -76,7 +76,7 @@ static enum core_result xform_invert(struct xform *x, int check_relative)
  * quaternions give exact quarter turns. Row-major r. 0 for a zero or
  * non-finite q.
  */
-static int quat_matrix(const double quat[4], double r[9])
+int xform_quat_matrix(const double quat[4], double r[9])
 {
 	double q[4], big = 0, s, w, x, y, z;
 	int i, e;
@@ -120,7 +120,7 @@ enum core_result xform_from_trs(const double pos[3], const double quat[4],
 	for (i = 0; i < 3; i++)
 		if (!isfinite(pos[i]) || !isfinite(scale[i]) || scale[i] == 0)
 			return CORE_EINVAL;
-	if (!quat_matrix(quat, rot))
+	if (!xform_quat_matrix(quat, rot))
 		return CORE_EINVAL;
 	/* T R S: column j of the 3x3 part is R's column j times scale[j] */
 	for (i = 0; i < 3; i++) {

@@ -21,6 +21,12 @@ struct xform {
 
 void xform_identity(struct xform *x);
 
+/* The rotation matrix (row-major) of the quaternion q = (w, x, y, z), of any
+ * non-zero length: R(q) with s = 2/|q|^2 after an exact power-of-two scaling,
+ * so integer quaternions give exact quarter turns. 0 for a zero or non-finite
+ * q, else 1. Its columns are the rotated x, y, z axes. */
+int xform_quat_matrix(const double quat[4], double r[9]);
+
 /* Translation, then rotation by the unit quaternion q = (w, x, y, z)
  * (normalised here), then scale: world = T * R * S * p. scale components must
  * be non-zero and finite (negative mirrors). CORE_EINVAL otherwise, or for a
