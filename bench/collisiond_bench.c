@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "formats.h"
 #include "mesh.h"
@@ -105,6 +106,20 @@ static size_t pass(const struct mesh *m, const struct rec_ray *rays, size_t a, s
 	return hits;
 }
 
+/* Resident set size in bytes (for the harness's rss_delta_bytes). */
+static long rss_bytes(void)
+{
+	long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return resident * sysconf(_SC_PAGESIZE);
+}
+
 static const char *basename_noext(const char *p, char *buf, size_t len)
 {
 	const char *s = strrchr(p, '/');
@@ -131,6 +146,7 @@ int main(int argc, char **argv)
 	char *text;
 	double tb[5], tc[64], tca[64], tcb[64], ta[64], taa[64], tab[64];
 	int nb;
+	long rss0 = rss_bytes(), rss_delta = 0;
 	size_t nhits = 0, nhits_a = 0, nany = 0;
 	FILE *f;
 
@@ -198,6 +214,8 @@ int main(int argc, char **argv)
 		if (rc != CORE_OK)
 			die("mesh_build failed:", core_result_str(rc));
 		tb[r] = (now_s() - t0) * 1e3;
+		if (r == 0)
+			rss_delta = rss_bytes() - rss0;
 	}
 	mesh_get_info(m, &info);
 	fprintf(stderr, "# %s: %zu vertices, %zu triangles (%zu degenerate); %zu rays from %s\n",
@@ -240,12 +258,12 @@ int main(int argc, char **argv)
 
 		printf("{\"kind\":\"anchor\",\"mesh\":\"%s\",\"engine\":\"project\",\"triangles\":%zu,"
 		       "\"rays\":%zu,\"split\":%zu,\"build_ms\":%.3f,\"accel_bytes\":%zu,"
-		       "\"bytes_per_tri\":%.2f,\"mem_note\":\"everything the mesh holds: vertices, indices, "
+		       "\"bytes_per_tri\":%.2f,\"rss_delta_bytes\":%ld,\"mem_note\":\"everything the mesh holds: vertices, indices, "
 		       "matrices, ids, BVH\",\"closest_rps\":%.0f,\"closest_rps_a\":%.0f,"
 		       "\"closest_rps_b\":%.0f,\"anyhit_rps\":%.0f,\"anyhit_rps_a\":%.0f,"
 		       "\"anyhit_rps_b\":%.0f,\"hits\":%zu,\"hits_a\":%zu,\"anyhits\":%zu,\"reps\":%d,"
 		       "\"hits_file\":\"%s\"}\n",
-		       tag, info.triangles, n, split, median(tb, nb), info.memory_bytes, bpt,
+		       tag, info.triangles, n, split, median(tb, nb), info.memory_bytes, bpt, rss_delta,
 		       mc > 0 ? n / mc : 0, mca > 0 ? split / mca : 0, mcb > 0 ? (n - split) / mcb : 0,
 		       ma > 0 ? n / ma : 0, maa > 0 ? split / maa : 0, mab > 0 ? (n - split) / mab : 0,
 		       nhits, nhits_a, nany, reps, path);

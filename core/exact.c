@@ -24,14 +24,23 @@ void xacc_init(struct xacc *a)
 	memset(a, 0, sizeof(*a));
 }
 
-/* f = m * 2^e, m a signed integer of at most 24 bits. */
+/* f = m * 2^e, m a signed integer of at most 24 bits, from the IEEE bits. */
 static void split_float(float f, int64_t *m, int *e)
 {
-	int ex;
-	float fr = frexpf(f, &ex);	/* f = fr * 2^ex, 0.5 <= |fr| < 1 */
+	uint32_t bits;
+	int be;
+	int64_t mant;
 
-	*m = (int64_t)ldexpf(fr, 24);
-	*e = ex - 24;
+	memcpy(&bits, &f, sizeof(bits));
+	be = (int)((bits >> 23) & 0xff);
+	mant = bits & 0x7fffff;
+	if (be) {
+		mant |= 0x800000;	/* normal: implicit leading one */
+		*e = be - 150;
+	} else {
+		*e = -149;		/* subnormal */
+	}
+	*m = bits >> 31 ? -mant : mant;
 }
 
 /* Add (or subtract) the 128-bit magnitude v shifted left by bit. */

@@ -27,8 +27,7 @@ static void mesh_free(struct mesh *m)
 {
 	free(m->xyz);
 	free(m->idx);
-	free(m->mat);
-	free(m->prim_id);
+	free(m->prims);
 	bvh_release(&m->bvh);
 	free(m);
 }
@@ -156,7 +155,7 @@ enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 	if (nvert == 0 || ntri == 0)
 		return CORE_EEMPTY;
 	if (ntri > MESH_MAX_TRIANGLES || nvert > UINT32_MAX ||
-	    nvert > SIZE_MAX / (3 * sizeof(float)) || ntri > SIZE_MAX / (9 * sizeof(float)))
+	    nvert > SIZE_MAX / (3 * sizeof(float)) || ntri > SIZE_MAX / sizeof(struct prim_rec))
 		return CORE_ETOOBIG;
 	for (i = 0; i < 3 * nvert; i++)
 		if (!isfinite(xyz[i]))
@@ -213,10 +212,9 @@ enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 		rc = bvh_build(plo, phi, np, &m->bvh, &order);
 		if (rc != CORE_OK)
 			goto out_free;
-		m->mat = malloc(9 * sizeof(float) * np);
-		m->prim_id = malloc(sizeof(uint32_t) * np);
+		m->prims = malloc(sizeof(*m->prims) * np);
 		rc = CORE_ENOMEM;
-		if (!m->mat || !m->prim_id)
+		if (!m->prims)
 			goto out_free;
 		for (i = 0; i < np; i++) {
 			uint32_t tri = prims[order[i]];
@@ -230,12 +228,12 @@ enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 				p[v][1] = (double)q[1] - m->center.y;
 				p[v][2] = (double)q[2] - m->center.z;
 			}
-			m->prim_id[i] = (tri << PRIM_SHIFT) |
-					make_matrix(p[0], p[1], p[2], m->mat + 9 * i);
+			m->prims[i].id = (tri << PRIM_SHIFT) |
+					 make_matrix(p[0], p[1], p[2], m->prims[i].mat);
 		}
 	}
 	m->memory_bytes = sizeof(*m) + 3 * sizeof(float) * nvert + 3 * sizeof(uint32_t) * ntri +
-			  (9 * sizeof(float) + sizeof(uint32_t)) * np +
+			  sizeof(*m->prims) * np +
 			  sizeof(struct bvh4_node) * m->bvh.nnodes;
 	free(order);
 	free(prims);

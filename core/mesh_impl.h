@@ -10,7 +10,8 @@
  *   u = mat[0] p_i + mat[1] p_j + mat[2]          (barycentric of b)
  *   v = mat[3] p_i + mat[4] p_j + mat[5]          (barycentric of c)
  *   z = mat[6] p_i + mat[7] p_j + p_k + mat[8]    (= n.(p - a) / n_k)
- * prim_id packs the uploaded triangle index (<< PRIM_SHIFT) and the flags.
+ * id packs the uploaded triangle index (<< PRIM_SHIFT) and the flags. The
+ * matrix and the id share one 40-byte record, so a leaf is one memory stream.
  */
 #ifndef CORE_MESH_IMPL_H
 #define CORE_MESH_IMPL_H
@@ -25,13 +26,17 @@
 #define PRIM_EXACT 8u		/* too thin for the float matrix: exact test only */
 #define PRIM_SHIFT 4
 
+struct prim_rec {
+	float mat[9];
+	uint32_t id;
+};
+
 struct mesh {
 	atomic_size_t refs;
 	size_t nvert, ntri, ndegen, nprim;
 	float *xyz;		/* 3 per vertex, as uploaded */
 	uint32_t *idx;		/* 3 per triangle, as uploaded */
-	float *mat;		/* 9 per primitive, leaf order */
-	uint32_t *prim_id;	/* 1 per primitive, leaf order */
+	struct prim_rec *prims;	/* leaf order */
 	struct bvh bvh;
 	vec3 center;		/* the matrices act on p - center */
 	vec3 min, max;

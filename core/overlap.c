@@ -71,7 +71,7 @@ enum core_result mesh_overlap_obb(const struct mesh *m, const struct obb *b,
 				continue;
 			}
 			for (uint32_t rec = nd->child[c]; rec < nd->child[c] + nd->count[c]; rec++) {
-				uint32_t tri = m->prim_id[rec] >> PRIM_SHIFT;
+				uint32_t tri = m->prims[rec].id >> PRIM_SHIFT;
 				vec3 p0, p1, p2;
 
 				mesh_triangle(m, tri, &p0, &p1, &p2);

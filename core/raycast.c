@@ -34,6 +34,11 @@
 #define BOX_SLACK (1.0f + 0x1p-20f)
 #define STACK_MAX 256		/* BVH4 depth is below 64 for any mesh */
 
+/* fminf/fmaxf are NaN-aware library calls without -ffast-math; nothing here
+ * is NaN (rays are validated), so one minss/maxss each will do. */
+#define MINF(a, b) ((a) < (b) ? (a) : (b))
+#define MAXF(a, b) ((a) > (b) ? (a) : (b))
+
 struct rq {
 	/* the ray as given (mesh space) */
 	vec3 o, d;
@@ -93,8 +98,8 @@ static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
 		q->near_lo[a] = q->inv[a] >= 0;
 		t0 = ((q->near_lo[a] ? lo[a] : hi[a]) - ov[a]) * q->inv[a];
 		t1 = ((q->near_lo[a] ? hi[a] : lo[a]) - ov[a]) * q->inv[a];
-		tn = fmaxf(tn, t0);
-		tf = fminf(tf, t1 * BOX_SLACK);
+		tn = MAXF(tn, t0);
+		tf = MINF(tf, t1 * BOX_SLACK);
 	}
 	if (!(tn <= tf))
 		return 0;
@@ -105,8 +110,8 @@ static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
 	k = v3_add(j, v3_scale(r->dir, q->L));
 	rq_permute(q->jp, j);
 	rq_permute(q->kp, k);
-	q->P = fmaxf(fmaxf(fmaxf(fabsf(j.x), fabsf(j.y)), fmaxf(fabsf(j.z), fabsf(k.x))),
-		     fmaxf(fabsf(k.y), fabsf(k.z)));
+	q->P = MAXF(MAXF(MAXF(fabsf(j.x), fabsf(j.y)), MAXF(fabsf(j.z), fabsf(k.x))),
+		     MAXF(fabsf(k.y), fabsf(k.z)));
 	return 1;
 }
 
@@ -132,14 +137,15 @@ static int tri_exact(const struct mesh *m, const struct rq *q, uint32_t id, stru
 
 /*
  * Test primitive rec. Returns 1 and fills *c on a hit (0 <= t <= tmax).
- * tlimit only allows an early miss for hits certainly farther than it
- * (closest mode passes the best t so far; any/all pass the clip length).
+ * [tleaf, tlimit] only allows an early miss for a plane crossing certainly
+ * outside it: before the leaf's box, or beyond its exit or the closest hit
+ * so far. A hit on the triangle lies in the leaf's box, so this is safe.
  */
-static int tri_test(const struct mesh *m, const struct rq *q, uint32_t rec, float tlimit,
-		    struct cand *c)
+static int tri_test(const struct mesh *m, const struct rq *q, uint32_t rec, float tleaf,
+		    float tlimit, struct cand *c)
 {
-	const float *r = m->mat + 9 * (size_t)rec;
-	uint32_t id = m->prim_id[rec];
+	const float *r = m->prims[rec].mat;
+	uint32_t id = m->prims[rec].id;
 	const float *J, *K;
 	float zj, zk, ez, s2, s, T, e, uj, uk, vj, vk, U, V, W, den, bU, bV, bW;
 	int k = id & PRIM_AXIS_MASK;
@@ -159,9 +165,13 @@ static int tri_test(const struct mesh *m, const struct rq *q, uint32_t rec, floa
 		goto slow;
 	}
 	den = zj - zk;
-	/* the crossing's true fraction is at least (|zj|-ez) / (|den|+2ez) */
+	/* the crossing's true fraction lies in [(|zj|-ez) / (|den|+2ez),
+	 * (|zj|+ez) / (|den|-2ez)] */
 	if ((fabsf(zj) - ez) * q->L > tlimit * (fabsf(den) + 2 * ez) * BOX_SLACK)
-		return 0;	/* certainly beyond the closest hit so far */
+		return 0;	/* certainly beyond the leaf or the closest hit */
+	if (fabsf(den) > 4 * ez &&
+	    (fabsf(zj) + ez) * q->L * BOX_SLACK < tleaf * (fabsf(den) - 2 * ez))
+		return 0;	/* certainly before the leaf's box */
 	uj = r[0] * J[0] + r[1] * J[1] + r[2];
 	uk = r[0] * K[0] + r[1] * K[1] + r[2];
 	vj = r[3] * J[0] + r[4] * J[1] + r[5];
@@ -169,8 +179,8 @@ static int tri_test(const struct mesh *m, const struct rq *q, uint32_t rec, floa
 	U = zj * uk - zk * uj;
 	V = zj * vk - zk * vj;
 	W = den - U - V;
-	s = fmaxf(fmaxf(fabsf(r[0]) + fabsf(r[1]), fabsf(r[3]) + fabsf(r[4])), s2);
-	T = fmaxf(fmaxf(fabsf(r[2]), fabsf(r[5])), fabsf(r[8]));
+	s = MAXF(MAXF(fabsf(r[0]) + fabsf(r[1]), fabsf(r[3]) + fabsf(r[4])), s2);
+	T = MAXF(MAXF(fabsf(r[2]), fabsf(r[5])), fabsf(r[8]));
 	e = GAMMA * (s * q->P + T);
 	bU = e * (fabsf(zj) + fabsf(zk) + fabsf(uj) + fabsf(uk) + 2 * e) +
 	     EPS3 * (fabsf(zj * uk) + fabsf(zk * uj));
@@ -187,7 +197,7 @@ static int tri_test(const struct mesh *m, const struct rq *q, uint32_t rec, floa
 	if (q->cull && !c->front)
 		return 0;
 	/* a certain crossing lies inside the segment: clamp the rounded t */
-	c->t = fminf(zj / den * q->L, q->L);
+	c->t = MINF(zj / den * q->L, q->L);
 	c->u = U / den;
 	c->v = V / den;
 	c->tri = id >> PRIM_SHIFT;
@@ -197,9 +207,10 @@ slow:
 	return tri_exact(m, q, id, c);
 }
 
-/* Near distances of the four children of nd; returns the mask of those met
- * with tnear <= tcur. */
-static int node_hit4(const struct bvh4_node *nd, const struct rq *q, float tcur, float tn[4])
+/* Entry and exit distances of the four children of nd (exits padded by
+ * BOX_SLACK); returns the mask of those met with tnear <= tcur. */
+static int node_hit4(const struct bvh4_node *nd, const struct rq *q, float tcur, float tn[4],
+		     float tf[4])
 {
 #if defined(__SSE2__)
 	__m128 tnear = _mm_setzero_ps(), tfar = _mm_set1_ps(tcur);
@@ -215,6 +226,7 @@ static int node_hit4(const struct bvh4_node *nd, const struct rq *q, float tcur,
 		tfar = _mm_min_ps(tfar, _mm_mul_ps(_mm_mul_ps(_mm_sub_ps(f, o), inv), slack));
 	}
 	_mm_storeu_ps(tn, tnear);
+	_mm_storeu_ps(tf, tfar);
 	return _mm_movemask_ps(_mm_cmple_ps(tnear, tfar));
 #else
 	float ov[3] = { q->o.x, q->o.y, q->o.z };
@@ -227,10 +239,11 @@ static int node_hit4(const struct bvh4_node *nd, const struct rq *q, float tcur,
 			float n = q->near_lo[a] ? nd->lo[a][c] : nd->hi[a][c];
 			float f = q->near_lo[a] ? nd->hi[a][c] : nd->lo[a][c];
 
-			tnear = fmaxf(tnear, (n - ov[a]) * q->inv[a]);
-			tfar = fminf(tfar, (f - ov[a]) * q->inv[a] * BOX_SLACK);
+			tnear = MAXF(tnear, (n - ov[a]) * q->inv[a]);
+			tfar = MINF(tfar, (f - ov[a]) * q->inv[a] * BOX_SLACK);
 		}
 		tn[c] = tnear;
+		tf[c] = tfar;
 		mask |= (tnear <= tfar) << c;
 	}
 	return mask;
@@ -300,14 +313,14 @@ static void traverse(const struct mesh *m, const struct rq *q, struct collector 
 	stack_t[sp++] = 0;
 	while (sp) {
 		const struct bvh4_node *nd;
-		float tn[4];
+		float tn[4], tf[4];
 		int mask, order[4], no = 0;
 
 		sp--;
 		if (stack_t[sp] > tcur)
 			continue;
 		nd = &m->bvh.nodes[stack[sp]];
-		mask = node_hit4(nd, q, tcur, tn);
+		mask = node_hit4(nd, q, tcur, tn, tf);
 		while (mask) {
 			int c = __builtin_ctz(mask), p;
 
@@ -318,7 +331,7 @@ static void traverse(const struct mesh *m, const struct rq *q, struct collector 
 				for (uint32_t rec = nd->child[c]; rec < end; rec++) {
 					struct cand cd;
 
-					if (!tri_test(m, q, rec, tcur, &cd))
+					if (!tri_test(m, q, rec, tn[c], MINF(tf[c], tcur), &cd))
 						continue;
 					if (cl->mode == HIT_ALL) {
 						heap_push(cl, &cd);
@@ -347,6 +360,8 @@ static void traverse(const struct mesh *m, const struct rq *q, struct collector 
 				return;	/* cannot happen: depth is bounded */
 			stack[sp] = nd->child[order[i]];
 			stack_t[sp++] = tn[order[i]];
+			__builtin_prefetch(&m->bvh.nodes[nd->child[order[i]]]);
+			__builtin_prefetch((const char *)&m->bvh.nodes[nd->child[order[i]]] + 64);
 		}
 	}
 }
