@@ -195,20 +195,114 @@ static double xacc_value(const struct xacc *a)
 	return neg ? -v : v;
 }
 
+/*
+ * The double-precision filter in front of the exact test. Each quantity is
+ * evaluated in double with a bound on its rounding error; a sign is certain
+ * when the value exceeds its bound. Inputs are floats, so A-O is exact or
+ * off by one double rounding; each product or sum adds at most one more
+ * (Shewchuk, "Adaptive Precision Floating-Point Arithmetic", 1997, gives
+ * bounds of this form). FILTER_EPS is 16 units of 2^-53, more than the
+ * first-order count (at most 8) for every quantity below.
+ */
+#define FILTER_EPS (16 * 0x1p-53)
+
+struct dvec {
+	double x, y, z;
+};
+
+static struct dvec dsub(vec3 p, vec3 q)
+{
+	struct dvec r = { (double)p.x - q.x, (double)p.y - q.y, (double)p.z - q.z };
+
+	return r;
+}
+
+/* v = d . (p x q) and its permanent |d| . (|p| x |q|) */
+static double dtriple(struct dvec d, struct dvec p, struct dvec q, double *perm)
+{
+	double cx = p.y * q.z - p.z * q.y, cy = p.z * q.x - p.x * q.z, cz = p.x * q.y - p.y * q.x;
+	double px = fabs(p.y * q.z) + fabs(p.z * q.y), py = fabs(p.z * q.x) + fabs(p.x * q.z);
+	double pz = fabs(p.x * q.y) + fabs(p.y * q.x);
+
+	*perm = fabs(d.x) * px + fabs(d.y) * py + fabs(d.z) * pz;
+	return d.x * cx + d.y * cy + d.z * cz;
+}
+
+static int dsign(double v, double bound)
+{
+	return v > bound ? 1 : v < -bound ? -1 : 0;	/* 0: not certain */
+}
+
+/* 1 hit, 0 miss, -1 when the filter cannot decide. */
+static int filtered_ray_triangle(vec3 o, vec3 d, float tmax, vec3 a, vec3 b, vec3 c, int cull,
+				 struct exact_hit *h)
+{
+	struct dvec dd = { d.x, d.y, d.z }, pa = dsub(a, o), pb = dsub(b, o), pc = dsub(c, o);
+	double perm_ab, perm_bc, perm_ca, perm_g, eab, ebc, eca, dn, bdn, g, bg;
+	int sab, sbc, sca, sdn, sg;
+
+	eab = dtriple(dd, pa, pb, &perm_ab);
+	ebc = dtriple(dd, pb, pc, &perm_bc);
+	eca = dtriple(dd, pc, pa, &perm_ca);
+	sab = dsign(eab, FILTER_EPS * perm_ab);
+	sbc = dsign(ebc, FILTER_EPS * perm_bc);
+	sca = dsign(eca, FILTER_EPS * perm_ca);
+	if ((sab < 0 || sbc < 0 || sca < 0) && (sab > 0 || sbc > 0 || sca > 0))
+		return 0;	/* two certain, opposite signs: outside */
+	if (!sab || !sbc || !sca)
+		return -1;
+	dn = eab + ebc + eca;	/* all one sign: no cancellation */
+	bdn = FILTER_EPS * (perm_ab + perm_bc + perm_ca);
+	sdn = dsign(dn, bdn);
+	if (!sdn)
+		return -1;
+	if (cull && sdn > 0)
+		return 0;
+	g = dtriple(pa, pb, pc, &perm_g);	/* (A-O) . ((B-O) x (C-O)) */
+	bg = FILTER_EPS * perm_g;
+	sg = dsign(g, bg);
+	if (!sg)
+		return -1;
+	if (sg != sdn)
+		return 0;	/* behind the origin */
+	if (isfinite(tmax)) {
+		/* t <= tmax  <=>  |g| <= tmax |dn| */
+		double lim = (double)tmax * fabs(dn) - fabs(g);
+		double blim = (double)tmax * bdn + bg + FILTER_EPS * ((double)tmax * fabs(dn) + fabs(g));
+		int sl = dsign(lim, blim);
+
+		if (!sl)
+			return -1;
+		if (sl < 0)
+			return 0;
+	}
+	h->t = g / dn;
+	h->u = eca / dn;
+	h->v = eab / dn;
+	h->front = sdn < 0;
+	return 1;
+}
+
 int exact_ray_triangle(vec3 o, vec3 d, float tmax, vec3 a, vec3 b, vec3 c, int cull,
 		       struct exact_hit *h)
 {
 	struct xacc eab, ebc, eca, dn, g;
-	int sab, sbc, sca, sdn, sg;
+	int sab, sbc, sca, sdn, sg, f;
+
+	f = filtered_ray_triangle(o, d, tmax, a, b, c, cull, h);
+	if (f >= 0)
+		return f;
 
 	xacc_init(&eab);
 	xacc_init(&ebc);
 	xacc_init(&eca);
 	edge_function(&eab, 1, o, d, a, b);
 	edge_function(&ebc, 1, o, d, b, c);
-	edge_function(&eca, 1, o, d, c, a);
 	sab = xacc_sign(&eab);
 	sbc = xacc_sign(&ebc);
+	if (sab * sbc < 0)
+		return 0;	/* outside, whatever the third says */
+	edge_function(&eca, 1, o, d, c, a);
 	sca = xacc_sign(&eca);
 	if ((sab < 0 || sbc < 0 || sca < 0) && (sab > 0 || sbc > 0 || sca > 0))
 		return 0;	/* the line passes outside */
