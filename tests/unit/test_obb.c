@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "obb.h"
+#include "testgeom.h"
 
 /*
  * Tolerances.
@@ -27,34 +28,10 @@
 #define RAY_MARGIN 1e-5
 #define SAT_MARGIN 1e-3
 
-/* ---- deterministic random numbers (splitmix64), state passed around */
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* uniform in [lo, hi] (inclusive) */
 static int rng_int(struct rng *r, int lo, int hi)
 {
 	return lo + (int)(rng_next(r) % (uint64_t)(hi - lo + 1));
-}
-
-static double rng_unit(struct rng *r)
-{
-	return (double)(rng_next(r) >> 11) / 9007199254740992.0;
-}
-
-static double rng_range(struct rng *r, double lo, double hi)
-{
-	return lo + (hi - lo) * rng_unit(r);
 }
 
 /* a multiple of 1/4 in [lo, hi] */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testgeom.h"
 #include "xform.h"
 
 /*
@@ -17,24 +18,6 @@
  */
 #define XF_TOL 1e-5
 #define INV_TOL 1e-12
-
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static double rng_range(struct rng *r, double lo, double hi)
-{
-	return lo + (hi - lo) * ((double)(rng_next(r) >> 11) / 9007199254740992.0);
-}
 
 static vec3 rng_vec(struct rng *r, double lo, double hi)
 {
