@@ -1,4 +1,4 @@
-/* decode.c - strict JSON check and request decoding with field-path errors. */
+/* decode.c - strict JSON parsing and request decoding with field-path errors. */
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -20,263 +20,42 @@ enum api_err api_fail_set(struct api_fail *f, enum api_err e, const char *fmt, .
 	return e;
 }
 
-/* ---- strict syntax check (RFC 8259) */
+/* ---- parsing: api/json.c, with the messages the api answers */
 
-struct jscan {
-	const unsigned char *s;
-	size_t n, i;
-	enum api_err err;
+enum api_err api_json_parse_in(const char *body, size_t len, struct json_arena *a, cJSON **root,
+			       struct api_fail *f)
+{
 	const char *why;
-};
-
-static int scan_fail(struct jscan *j, enum api_err e, const char *why)
-{
-	j->err = e;
-	j->why = why;
-	return -1;
-}
-
-static void scan_ws(struct jscan *j)
-{
-	while (j->i < j->n) {
-		unsigned char c = j->s[j->i];
-
-		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-			break;
-		j->i++;
-	}
-}
-
-static int hex4(const unsigned char *p, unsigned *out)
-{
-	unsigned v = 0;
-	int k;
-
-	for (k = 0; k < 4; k++) {
-		unsigned c = p[k], d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-			d = (c | 0x20) - 'a' + 10;
-		else
-			return -1;
-		v = v << 4 | d;
-	}
-	*out = v;
-	return 0;
-}
-
-/* Length of a valid UTF-8 sequence (2..4 bytes) at p, 0 when invalid. */
-static size_t utf8_len(const unsigned char *p, size_t left)
-{
-	unsigned c = p[0];
-
-	if (c >= 0xc2 && c <= 0xdf)
-		return left >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-
-		return left >= 3 && p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-
-		return left >= 4 && p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 &&
-		       (p[3] & 0xc0) == 0x80 ? 4 : 0;
-	}
-	return 0;
-}
-
-static int scan_string(struct jscan *j)
-{
-	j->i++;	/* the opening quote */
-	for (;;) {
-		unsigned char c;
-
-		if (j->i >= j->n)
-			return scan_fail(j, API_INVALID_JSON, "unterminated string");
-		c = j->s[j->i];
-		if (c == '"') {
-			j->i++;
-			return 0;
-		}
-		if (c < 0x20)
-			return scan_fail(j, API_INVALID_JSON, "raw control character in a string");
-		if (c >= 0x80) {
-			size_t l = utf8_len(j->s + j->i, j->n - j->i);
-
-			if (!l)
-				return scan_fail(j, API_INVALID_JSON, "invalid UTF-8");
-			j->i += l;
-			continue;
-		}
-		if (c != '\\') {
-			j->i++;
-			continue;
-		}
-		if (j->i + 1 >= j->n)
-			return scan_fail(j, API_INVALID_JSON, "unterminated string");
-		c = j->s[j->i + 1];
-		if (c == 'u') {
-			unsigned u, lo;
-
-			if (j->i + 6 > j->n || hex4(j->s + j->i + 2, &u))
-				return scan_fail(j, API_INVALID_JSON, "bad \\u escape");
-			if (u == 0)
-				return scan_fail(j, API_INVALID_REQUEST, "\\u0000 is not allowed in strings");
-			if (u >= 0xdc00 && u <= 0xdfff)
-				return scan_fail(j, API_INVALID_JSON, "lone low surrogate");
-			if (u >= 0xd800 && u <= 0xdbff) {
-				if (j->i + 12 > j->n || j->s[j->i + 6] != '\\' || j->s[j->i + 7] != 'u' ||
-				    hex4(j->s + j->i + 8, &lo) || lo < 0xdc00 || lo > 0xdfff)
-					return scan_fail(j, API_INVALID_JSON, "lone high surrogate");
-				j->i += 6;
-			}
-			j->i += 6;
-			continue;
-		}
-		if (!strchr("\"\\/bfnrt", c) || c == 0)
-			return scan_fail(j, API_INVALID_JSON, "bad escape");
-		j->i += 2;
-	}
-}
-
-static int is_digit(unsigned char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static int scan_number(struct jscan *j)
-{
-	size_t start = j->i;
-	const unsigned char *s = j->s;
-
-	if (j->i < j->n && s[j->i] == '-')
-		j->i++;
-	if (j->i >= j->n || !is_digit(s[j->i]))
-		return scan_fail(j, API_INVALID_JSON, "a number needs digits");
-	if (s[j->i] == '0') {
-		j->i++;
-		if (j->i < j->n && is_digit(s[j->i]))
-			return scan_fail(j, API_INVALID_JSON, "leading zero in a number");
-	} else {
-		while (j->i < j->n && is_digit(s[j->i]))
-			j->i++;
-	}
-	if (j->i < j->n && s[j->i] == '.') {
-		j->i++;
-		if (j->i >= j->n || !is_digit(s[j->i]))
-			return scan_fail(j, API_INVALID_JSON, "digits must follow the decimal point");
-		while (j->i < j->n && is_digit(s[j->i]))
-			j->i++;
-	}
-	if (j->i < j->n && (s[j->i] == 'e' || s[j->i] == 'E')) {
-		j->i++;
-		if (j->i < j->n && (s[j->i] == '+' || s[j->i] == '-'))
-			j->i++;
-		if (j->i >= j->n || !is_digit(s[j->i]))
-			return scan_fail(j, API_INVALID_JSON, "digits must follow the exponent");
-		while (j->i < j->n && is_digit(s[j->i]))
-			j->i++;
-	}
-	if (j->i - start > JSON_MAX_NUMBER_LEN) {
-		j->i = start;
-		return scan_fail(j, API_INVALID_REQUEST, "numbers longer than 63 characters are not accepted");
-	}
-	return 0;
-}
-
-static int scan_literal(struct jscan *j, const char *lit)
-{
-	size_t l = strlen(lit);
-
-	if (j->n - j->i < l || memcmp(j->s + j->i, lit, l))
-		return scan_fail(j, API_INVALID_JSON, "unexpected character");
-	j->i += l;
-	return 0;
-}
-
-static int scan_value(struct jscan *j, int depth)
-{
-	unsigned char c;
-
-	scan_ws(j);
-	if (j->i >= j->n)
-		return scan_fail(j, API_INVALID_JSON, "unexpected end of input");
-	c = j->s[j->i];
-	if (c == '{' || c == '[') {
-		unsigned char close = c == '{' ? '}' : ']';
-
-		if (depth >= JSON_MAX_DEPTH)
-			return scan_fail(j, API_INVALID_REQUEST, "nested deeper than 64 levels");
-		j->i++;
-		scan_ws(j);
-		if (j->i < j->n && j->s[j->i] == close) {
-			j->i++;
-			return 0;
-		}
-		for (;;) {
-			if (c == '{') {
-				scan_ws(j);
-				if (j->i >= j->n || j->s[j->i] != '"')
-					return scan_fail(j, API_INVALID_JSON, "expected a key string");
-				if (scan_string(j))
-					return -1;
-				scan_ws(j);
-				if (j->i >= j->n || j->s[j->i] != ':')
-					return scan_fail(j, API_INVALID_JSON, "expected ':'");
-				j->i++;
-			}
-			if (scan_value(j, depth + 1))
-				return -1;
-			scan_ws(j);
-			if (j->i >= j->n)
-				return scan_fail(j, API_INVALID_JSON, "unexpected end of input");
-			if (j->s[j->i] == close) {
-				j->i++;
-				return 0;
-			}
-			if (j->s[j->i] != ',')
-				return scan_fail(j, API_INVALID_JSON,
-						 close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
-			j->i++;
-		}
-	}
-	if (c == '"')
-		return scan_string(j);
-	if (c == '-' || is_digit(c))
-		return scan_number(j);
-	if (c == 't')
-		return scan_literal(j, "true");
-	if (c == 'f')
-		return scan_literal(j, "false");
-	if (c == 'n')
-		return scan_literal(j, "null");
-	return scan_fail(j, API_INVALID_JSON, "unexpected character");
-}
-
-enum api_err api_json_parse(const char *body, size_t len, cJSON **root, struct api_fail *f)
-{
-	struct jscan j = { (const unsigned char *)body, len, 0, API_OK, NULL };
-	const char *end = NULL;
-	cJSON *r;
+	enum api_err e;
+	size_t off;
 
 	*root = NULL;
 	if (!body || len == 0)
 		return api_fail_set(f, API_INVALID_JSON, "body: empty, expected a JSON object");
-	if (scan_value(&j, 0) == 0) {
-		scan_ws(&j);
-		if (j.i < j.n)
-			scan_fail(&j, API_INVALID_JSON, "unexpected data after the JSON value");
-	}
-	if (j.why)
-		return api_fail_set(f, j.err, "body: %s at byte %zu", j.why, j.i);
-	r = cJSON_ParseWithLengthOpts(body, len, &end, 0);
-	if (!r)
+	e = json_parse(body, len, a, root, &off, &why);
+	if (e == API_INTERNAL)
 		return api_fail_set(f, API_INTERNAL, "out of memory parsing the body");
-	*root = r;
+	if (e)
+		return api_fail_set(f, e, "body: %s at byte %zu", why, off);
 	return API_OK;
+}
+
+enum api_err api_json_parse(const char *body, size_t len, cJSON **root, struct api_fail *f)
+{
+	struct json_arena a = JSON_ARENA_INIT;
+	cJSON *tree;
+	enum api_err e;
+
+	*root = NULL;
+	e = api_json_parse_in(body, len, &a, &tree, f);
+	if (e)
+		goto out_release_arena;
+	*root = cJSON_Duplicate(tree, 1);
+	if (!*root)
+		e = api_fail_set(f, API_INTERNAL, "out of memory parsing the body");
+out_release_arena:
+	json_arena_release(&a);
+	return e;
 }
 
 /* ---- paths and field access */

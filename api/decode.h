@@ -1,6 +1,6 @@
 /* decode.h - request bodies to plain C structs: strict JSON, then validation.
  *
- * Every decoder takes a parsed cJSON tree (api_json_parse) and either fills
+ * Every decoder takes a parsed cJSON tree (api_json_parse_in) and either fills
  * its struct and returns API_OK, or returns an error with a message that
  * names the offending field by path ("rays[3].direction: must be 3 finite
  * numbers") and leaves the struct empty (its release is then a no-op).
@@ -22,14 +22,11 @@
 #include "api.h"
 #include "errors.h"
 #include "formats.h"
+#include "json.h"
 #include "mesh.h"
 #include "obb.h"
 #include "xform.h"
 
-/* Deeper JSON nesting is refused before cJSON sees the body. */
-#define JSON_MAX_DEPTH 64
-/* cJSON reads at most 63 characters of a number: longer ones are refused. */
-#define JSON_MAX_NUMBER_LEN 63
 /* Defaults and caps of the query options. */
 #define RAY_MAX_HITS_DEFAULT 64
 #define RAY_MAX_HITS_CAP 65536
@@ -41,13 +38,20 @@ struct api_fail {
 };
 
 /*
- * Check body against RFC 8259 strictly (no leading zeros, no "1.", valid
- * UTF-8, no lone surrogates, no raw control characters, one value and only
- * whitespace around it), then parse it with cJSON. API_INVALID_JSON with the
- * byte offset in the message, API_INVALID_REQUEST for valid JSON we refuse
- * (nesting over JSON_MAX_DEPTH, numbers over JSON_MAX_NUMBER_LEN characters,
- * \u0000 in a string), API_INTERNAL when cJSON runs out of memory.
- * On success *root is the tree (cJSON_Delete it).
+ * Parse body strictly with json_parse() into a tree allocated from a (see
+ * json.h). API_INVALID_JSON with the byte offset in the message,
+ * API_INVALID_REQUEST for valid JSON we refuse (nesting over JSON_MAX_DEPTH,
+ * numbers over JSON_MAX_NUMBER_LEN characters, \u0000 in a string),
+ * API_INTERNAL when memory runs out. On success *root is the tree, valid
+ * until json_arena_release(a), which the caller does in every case; never
+ * cJSON_Delete it.
+ */
+enum api_err api_json_parse_in(const char *body, size_t len, struct json_arena *a, cJSON **root,
+			       struct api_fail *f);
+
+/*
+ * The same checks and messages, but *root is a cJSON-owned copy of the tree
+ * (cJSON_Delete it): for tests and callers outside the request path.
  */
 enum api_err api_json_parse(const char *body, size_t len, cJSON **root, struct api_fail *f);
 

@@ -85,17 +85,17 @@ void handle_mesh_delete(const struct api_ctx *ctx, const struct api_request *req
 static int read_upload(const struct api_ctx *ctx, const struct api_request *req, size_t max_tris,
 		       struct mesh_data *d, struct api_response *resp)
 {
+	struct json_arena arena = JSON_ARENA_INIT;
 	struct api_fail f;
 	enum api_err e;
 	cJSON *root;
 
 	memset(d, 0, sizeof(*d));
 	if (api_media_type_is(req->content_type, json_types)) {
-		e = api_json_parse(req->body, req->body_len, &root, &f);
-		if (e)
-			goto out_fail;
-		e = decode_mesh_json(root, max_tris, d, &f);
-		cJSON_Delete(root);
+		e = api_json_parse_in(req->body, req->body_len, &arena, &root, &f);
+		if (!e)
+			e = decode_mesh_json(root, max_tris, d, &f);
+		json_arena_release(&arena);
 		if (e)
 			goto out_fail;
 		return 0;

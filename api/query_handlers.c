@@ -103,14 +103,20 @@ static struct mesh *lookup_mesh(const struct api_ctx *ctx, const char *name,
 	return mesh;
 }
 
-/* Parse the JSON body; on failure an error response and NULL. */
-static cJSON *parse_body(const struct api_request *req, struct api_response *resp)
+/*
+ * Parse the JSON body into arena (empty on entry); the caller releases the
+ * arena once done with the tree. On failure an error response, the arena
+ * already released, and NULL.
+ */
+static cJSON *parse_body(const struct api_request *req, struct json_arena *arena,
+			 struct api_response *resp)
 {
 	struct api_fail f;
 	cJSON *root;
 
-	if (api_json_parse(req->body, req->body_len, &root, &f)) {
+	if (api_json_parse_in(req->body, req->body_len, arena, &root, &f)) {
 		api_respond_fail(resp, &f);
+		json_arena_release(arena);
 		return NULL;
 	}
 	return root;
@@ -161,15 +167,16 @@ static void handle_ray_query(const struct api_ctx *ctx, const struct api_request
 	struct mesh *mesh;
 	enum core_result r;
 	size_t failed = 0;
+	struct json_arena arena = JSON_ARENA_INIT;
 	cJSON *root;
 
 	resp->ray_kind = segments ? "mesh_segment" : "mesh_ray";
-	root = parse_body(req, resp);
+	root = parse_body(req, &arena, resp);
 	if (!root)
 		return;
 	if (decode_ray_query(root, segments, &ctx->limits, &q, &f)) {
 		api_respond_fail(resp, &f);
-		goto out_free_json;
+		goto out_release_arena;
 	}
 	mesh = lookup_mesh(ctx, m->name, resp);
 	if (!mesh)
@@ -197,8 +204,8 @@ out_free_hits:
 	mesh_unref(mesh);
 out_release_query:
 	ray_query_release(&q);
-out_free_json:
-	cJSON_Delete(root);
+out_release_arena:
+	json_arena_release(&arena);
 }
 
 void handle_mesh_raycast(const struct api_ctx *ctx, const struct api_request *req,
@@ -222,19 +229,20 @@ void handle_mesh_overlap(const struct api_ctx *ctx, const struct api_request *re
 	struct mesh *mesh;
 	uint32_t *tris = NULL;
 	size_t cap, count = 0;
+	struct json_arena arena = JSON_ARENA_INIT;
 	cJSON *root;
 
 	resp->ray_kind = "overlap";
-	root = parse_body(req, resp);
+	root = parse_body(req, &arena, resp);
 	if (!root)
 		return;
 	if (decode_overlap_query(root, &q, &f)) {
 		api_respond_fail(resp, &f);
-		goto out_free_json;
+		goto out_release_arena;
 	}
 	mesh = lookup_mesh(ctx, m->name, resp);
 	if (!mesh)
-		goto out_free_json;
+		goto out_release_arena;
 	mesh_get_info(mesh, &mi);
 	cap = q.limit < mi.triangles ? q.limit : mi.triangles;
 	if (cap) {
@@ -254,8 +262,8 @@ out_free_tris:
 	free(tris);
 out_unref_mesh:
 	mesh_unref(mesh);
-out_free_json:
-	cJSON_Delete(root);
+out_release_arena:
+	json_arena_release(&arena);
 }
 
 void handle_obb_raycast(const struct api_ctx *ctx, const struct api_request *req,
@@ -264,16 +272,17 @@ void handle_obb_raycast(const struct api_ctx *ctx, const struct api_request *req
 	struct obb_query q;
 	struct api_fail f;
 	struct buf *b = &resp->body;
+	struct json_arena arena = JSON_ARENA_INIT;
 	cJSON *root;
 	size_t i;
 
 	resp->ray_kind = "obb_ray";
-	root = parse_body(req, resp);
+	root = parse_body(req, &arena, resp);
 	if (!root)
 		return;
 	if (decode_obb_query(root, &ctx->limits, &q, &f)) {
 		api_respond_fail(resp, &f);
-		goto out_free_json;
+		goto out_release_arena;
 	}
 	buf_reserve(b, 32 + q.n * ENCODE_HIT_BYTES);
 	if (q.batch)
@@ -295,8 +304,8 @@ void handle_obb_raycast(const struct api_ctx *ctx, const struct api_request *req
 		buf_puts(b, "]}");
 	resp->rays = q.n;
 	obb_query_release(&q);
-out_free_json:
-	cJSON_Delete(root);
+out_release_arena:
+	json_arena_release(&arena);
 }
 
 /*
@@ -348,16 +357,17 @@ void handle_hitscan(const struct api_ctx *ctx, const struct api_request *req,
 	struct api_fail f;
 	struct buf *b = &resp->body;
 	enum core_result r;
+	struct json_arena arena = JSON_ARENA_INIT;
 	cJSON *root;
 	size_t i;
 
 	resp->ray_kind = "hitscan";
-	root = parse_body(req, resp);
+	root = parse_body(req, &arena, resp);
 	if (!root)
 		return;
 	if (decode_hitscan_query(root, &ctx->limits, &q, &f)) {
 		api_respond_fail(resp, &f);
-		goto out_free_json;
+		goto out_release_arena;
 	}
 	if (q.mesh) {
 		mesh = lookup_mesh(ctx, q.mesh, resp);
@@ -383,6 +393,6 @@ out_unref_mesh:
 	mesh_unref(mesh);
 out_release_query:
 	hitscan_query_release(&q);
-out_free_json:
-	cJSON_Delete(root);
+out_release_arena:
+	json_arena_release(&arena);
 }

@@ -1,0 +1,599 @@
+/* json.c - strict JSON parser building cJSON-compatible trees in an arena. */
+#include <float.h>
+#include <limits.h>
+#include <locale.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+/* ---- arena */
+
+struct json_chunk {
+	struct json_chunk *next;
+	size_t cap, used;
+	unsigned char data[];
+};
+
+#define CHUNK_MIN ((size_t)4096)
+#define CHUNK_MAX ((size_t)64 << 20)	/* bigger requests grow by chunks of this */
+#define NODES_PER_BYTE 8		/* first chunk: body length times this */
+
+void json_arena_release(struct json_arena *a)
+{
+	struct json_chunk *c = a->head, *next;
+
+	while (c) {
+		next = c->next;
+		free(c);
+		c = next;
+	}
+	a->head = NULL;
+}
+
+size_t json_arena_chunks(const struct json_arena *a)
+{
+	const struct json_chunk *c;
+	size_t n = 0;
+
+	for (c = a->head; c; c = c->next)
+		n++;
+	return n;
+}
+
+/* A new chunk of at least need bytes (plus align slack) in front of a->head. */
+static int arena_grow(struct json_arena *a, size_t need, size_t align, size_t hint)
+{
+	struct json_chunk *c;
+	size_t cap;
+
+	if (need > SIZE_MAX - align - sizeof(*c))
+		return -1;
+	need += align;
+	if (a->head)
+		cap = a->head->cap <= CHUNK_MAX / 2 ? a->head->cap * 2 : CHUNK_MAX;
+	else
+		cap = hint;
+	if (cap < CHUNK_MIN)
+		cap = CHUNK_MIN;
+	if (cap < need)
+		cap = need;
+	if (cap > SIZE_MAX - sizeof(*c))
+		return -1;
+	c = malloc(sizeof(*c) + cap);
+	if (!c)
+		return -1;
+	c->next = a->head;
+	c->cap = cap;
+	c->used = 0;
+	a->head = c;
+	return 0;
+}
+
+/* size bytes aligned to align (a power of two), NULL when out of memory. */
+static void *arena_alloc(struct json_arena *a, size_t size, size_t align, size_t hint)
+{
+	struct json_chunk *c = a->head;
+	size_t pad;
+
+	if (c) {
+		pad = (size_t)(-(uintptr_t)(c->data + c->used)) & (align - 1);
+		if (c->cap - c->used >= pad && c->cap - c->used - pad >= size) {
+			c->used += pad + size;
+			return c->data + c->used - size;
+		}
+	}
+	if (arena_grow(a, size, align, hint))
+		return NULL;
+	c = a->head;
+	pad = (size_t)(-(uintptr_t)c->data) & (align - 1);
+	c->used = pad + size;
+	return c->data + pad;
+}
+
+/* ---- numbers */
+
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static locale_t c_locale;	/* written once under c_locale_once, then read-only */
+
+static void c_locale_init(void)
+{
+	c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
+
+/* Exactly representable powers of ten: 10^22 is the last one (5^22 < 2^53). */
+static const double pow10_exact[] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+/*
+ * Clinger's fast path (W. D. Clinger, "How to read floating point numbers
+ * accurately", PLDI 1990): with an integer mantissa m <= 2^53 and |e| <= 22
+ * both m and 10^|e| are exact doubles, so one IEEE multiplication or division
+ * gives the correctly rounded m * 10^e, which is what glibc's strtod returns.
+ * Needs double arithmetic without excess precision (FLT_EVAL_METHOD 0) and
+ * round-to-nearest (the daemon never changes the rounding mode).
+ */
+static int number_fast(const char *s, size_t len, double *out)
+{
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+	uint64_t m = 0;
+	size_t i = 0;
+	int neg = 0, nd = 0, e10 = 0, ex = 0, eneg = 0;
+	double d;
+
+	if (s[i] == '-') {
+		neg = 1;
+		i++;
+	}
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+		if (m || s[i] != '0') {
+			if (++nd > 19)
+				return -1;
+			m = m * 10 + (uint64_t)(s[i] - '0');
+		}
+	}
+	if (i < len && s[i] == '.') {
+		for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+			if (m || s[i] != '0') {
+				if (++nd > 19)
+					return -1;
+				m = m * 10 + (uint64_t)(s[i] - '0');
+			}
+			e10--;
+		}
+	}
+	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < len && (s[i] == '+' || s[i] == '-'))
+			eneg = s[i++] == '-';
+		for (; i < len; i++) {
+			if (ex < 100000)
+				ex = ex * 10 + (s[i] - '0');
+		}
+	}
+	if (m == 0) {
+		*out = neg ? -0.0 : 0.0;
+		return 0;
+	}
+	e10 += eneg ? -ex : ex;
+	if (m > (UINT64_C(1) << 53) || e10 < -22 || e10 > 22)
+		return -1;
+	d = (double)m;
+	d = e10 >= 0 ? d * pow10_exact[e10] : d / pow10_exact[-e10];
+	*out = neg ? -d : d;
+	return 0;
+#else
+	return -1;
+#endif
+}
+
+int json_number(const char *s, size_t len, double *out)
+{
+	char tmp[JSON_MAX_NUMBER_LEN + 1];
+
+	if (number_fast(s, len, out) == 0)
+		return 0;
+	if (pthread_once(&c_locale_once, c_locale_init) || c_locale == (locale_t)0)
+		return -1;
+	if (len > JSON_MAX_NUMBER_LEN)
+		len = JSON_MAX_NUMBER_LEN;
+	memcpy(tmp, s, len);
+	tmp[len] = '\0';
+	*out = strtod_l(tmp, NULL, c_locale);
+	return 0;
+}
+
+/* ---- the parser: RFC 8259, strict, one pass */
+
+struct jparse {
+	const unsigned char *s;
+	size_t n, i;
+	struct json_arena *a;
+	size_t hint;		/* first chunk size */
+	enum api_err err;
+	const char *why;
+};
+
+static void *fail(struct jparse *j, enum api_err e, const char *why)
+{
+	j->err = e;
+	j->why = why;
+	return NULL;
+}
+
+static int check_fail(struct jparse *j, enum api_err e, const char *why)
+{
+	fail(j, e, why);
+	return -1;
+}
+
+static void skip_ws(struct jparse *j)
+{
+	while (j->i < j->n) {
+		unsigned char c = j->s[j->i];
+
+		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+			break;
+		j->i++;
+	}
+}
+
+static cJSON *new_node(struct jparse *j, int type)
+{
+	cJSON *item = arena_alloc(j->a, sizeof(*item), _Alignof(cJSON), j->hint);
+
+	if (!item)
+		return fail(j, API_INTERNAL, "out of memory");
+	memset(item, 0, sizeof(*item));
+	item->type = type;
+	return item;
+}
+
+static int hex4(const unsigned char *p, unsigned *out)
+{
+	unsigned v = 0;
+	int k;
+
+	for (k = 0; k < 4; k++) {
+		unsigned c = p[k], d;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+			d = (c | 0x20) - 'a' + 10;
+		else
+			return -1;
+		v = v << 4 | d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Length of a valid UTF-8 sequence (2..4 bytes) at p, 0 when invalid. */
+static size_t utf8_len(const unsigned char *p, size_t left)
+{
+	unsigned c = p[0];
+
+	if (c >= 0xc2 && c <= 0xdf)
+		return left >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+
+		return left >= 3 && p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+
+		return left >= 4 && p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 &&
+		       (p[3] & 0xc0) == 0x80 ? 4 : 0;
+	}
+	return 0;
+}
+
+/* Check the string at j->i (its opening quote); *escaped when it has any. */
+static int check_string(struct jparse *j, int *escaped)
+{
+	*escaped = 0;
+	j->i++;	/* the opening quote */
+	for (;;) {
+		unsigned char c;
+
+		if (j->i >= j->n)
+			return check_fail(j, API_INVALID_JSON, "unterminated string");
+		c = j->s[j->i];
+		if (c == '"') {
+			j->i++;
+			return 0;
+		}
+		if (c < 0x20)
+			return check_fail(j, API_INVALID_JSON, "raw control character in a string");
+		if (c >= 0x80) {
+			size_t l = utf8_len(j->s + j->i, j->n - j->i);
+
+			if (!l)
+				return check_fail(j, API_INVALID_JSON, "invalid UTF-8");
+			j->i += l;
+			continue;
+		}
+		if (c != '\\') {
+			j->i++;
+			continue;
+		}
+		*escaped = 1;
+		if (j->i + 1 >= j->n)
+			return check_fail(j, API_INVALID_JSON, "unterminated string");
+		c = j->s[j->i + 1];
+		if (c == 'u') {
+			unsigned u, lo;
+
+			if (j->i + 6 > j->n || hex4(j->s + j->i + 2, &u))
+				return check_fail(j, API_INVALID_JSON, "bad \\u escape");
+			if (u == 0)
+				return check_fail(j, API_INVALID_REQUEST, "\\u0000 is not allowed in strings");
+			if (u >= 0xdc00 && u <= 0xdfff)
+				return check_fail(j, API_INVALID_JSON, "lone low surrogate");
+			if (u >= 0xd800 && u <= 0xdbff) {
+				if (j->i + 12 > j->n || j->s[j->i + 6] != '\\' || j->s[j->i + 7] != 'u' ||
+				    hex4(j->s + j->i + 8, &lo) || lo < 0xdc00 || lo > 0xdfff)
+					return check_fail(j, API_INVALID_JSON, "lone high surrogate");
+				j->i += 6;
+			}
+			j->i += 6;
+			continue;
+		}
+		if (!strchr("\"\\/bfnrt", c) || c == 0)
+			return check_fail(j, API_INVALID_JSON, "bad escape");
+		j->i += 2;
+	}
+}
+
+/* Unescape the checked string body s[0..len) into out; returns the bytes written. */
+static size_t unescape(const unsigned char *s, size_t len, char *out)
+{
+	size_t i = 0, o = 0;
+
+	while (i < len) {
+		unsigned u = 0, lo = 0;
+
+		if (s[i] != '\\') {
+			out[o++] = (char)s[i++];
+			continue;
+		}
+		switch (s[i + 1]) {
+		case 'b': out[o++] = '\b'; break;
+		case 'f': out[o++] = '\f'; break;
+		case 'n': out[o++] = '\n'; break;
+		case 'r': out[o++] = '\r'; break;
+		case 't': out[o++] = '\t'; break;
+		case 'u':
+			hex4(s + i + 2, &u);
+			if (u >= 0xd800 && u <= 0xdbff) {
+				hex4(s + i + 8, &lo);
+				u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
+				i += 6;
+			}
+			if (u < 0x80) {
+				out[o++] = (char)u;
+			} else if (u < 0x800) {
+				out[o++] = (char)(0xc0 | u >> 6);
+				out[o++] = (char)(0x80 | (u & 0x3f));
+			} else if (u < 0x10000) {
+				out[o++] = (char)(0xe0 | u >> 12);
+				out[o++] = (char)(0x80 | (u >> 6 & 0x3f));
+				out[o++] = (char)(0x80 | (u & 0x3f));
+			} else {
+				out[o++] = (char)(0xf0 | u >> 18);
+				out[o++] = (char)(0x80 | (u >> 12 & 0x3f));
+				out[o++] = (char)(0x80 | (u >> 6 & 0x3f));
+				out[o++] = (char)(0x80 | (u & 0x3f));
+			}
+			i += 6;
+			continue;
+		default: out[o++] = (char)s[i + 1]; break;	/* " \ / */
+		}
+		i += 2;
+	}
+	return o;
+}
+
+/* The string at j->i, unescaped into the arena; NULL on failure. */
+static char *parse_string(struct jparse *j)
+{
+	size_t start = j->i + 1, len;
+	int escaped;
+	char *out;
+
+	if (check_string(j, &escaped))
+		return NULL;
+	len = j->i - 1 - start;	/* unescaping never lengthens: \uXXXX is 6 bytes, <= 4 of UTF-8 */
+	out = arena_alloc(j->a, len + 1, 1, j->hint);
+	if (!out)
+		return fail(j, API_INTERNAL, "out of memory");
+	if (escaped)
+		len = unescape(j->s + start, len, out);
+	else
+		memcpy(out, j->s + start, len);
+	out[len] = '\0';
+	return out;
+}
+
+static int is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static cJSON *parse_number(struct jparse *j)
+{
+	size_t start = j->i;
+	const unsigned char *s = j->s;
+	cJSON *item;
+	double d;
+
+	if (j->i < j->n && s[j->i] == '-')
+		j->i++;
+	if (j->i >= j->n || !is_digit(s[j->i]))
+		return fail(j, API_INVALID_JSON, "a number needs digits");
+	if (s[j->i] == '0') {
+		j->i++;
+		if (j->i < j->n && is_digit(s[j->i]))
+			return fail(j, API_INVALID_JSON, "leading zero in a number");
+	} else {
+		while (j->i < j->n && is_digit(s[j->i]))
+			j->i++;
+	}
+	if (j->i < j->n && s[j->i] == '.') {
+		j->i++;
+		if (j->i >= j->n || !is_digit(s[j->i]))
+			return fail(j, API_INVALID_JSON, "digits must follow the decimal point");
+		while (j->i < j->n && is_digit(s[j->i]))
+			j->i++;
+	}
+	if (j->i < j->n && (s[j->i] == 'e' || s[j->i] == 'E')) {
+		j->i++;
+		if (j->i < j->n && (s[j->i] == '+' || s[j->i] == '-'))
+			j->i++;
+		if (j->i >= j->n || !is_digit(s[j->i]))
+			return fail(j, API_INVALID_JSON, "digits must follow the exponent");
+		while (j->i < j->n && is_digit(s[j->i]))
+			j->i++;
+	}
+	if (j->i - start > JSON_MAX_NUMBER_LEN) {
+		j->i = start;
+		return fail(j, API_INVALID_REQUEST, "numbers longer than 63 characters are not accepted");
+	}
+	if (json_number((const char *)s + start, j->i - start, &d))
+		return fail(j, API_INTERNAL, "out of memory");
+	item = new_node(j, cJSON_Number);
+	if (!item)
+		return NULL;
+	/* as cJSON's parse_number sets valueint */
+	item->valuedouble = d;
+	if (d >= INT_MAX)
+		item->valueint = INT_MAX;
+	else if (d <= (double)INT_MIN)
+		item->valueint = INT_MIN;
+	else
+		item->valueint = (int)d;
+	return item;
+}
+
+static cJSON *parse_literal(struct jparse *j, const char *lit, int type)
+{
+	size_t l = strlen(lit);
+	cJSON *item;
+
+	if (j->n - j->i < l || memcmp(j->s + j->i, lit, l))
+		return fail(j, API_INVALID_JSON, "unexpected character");
+	j->i += l;
+	item = new_node(j, type);
+	if (item && type == cJSON_True)
+		item->valueint = 1;
+	return item;
+}
+
+static cJSON *parse_value(struct jparse *j, int depth);
+
+/* An array or object at j->i; children linked as cJSON links them. */
+static cJSON *parse_container(struct jparse *j, int depth)
+{
+	unsigned char open = j->s[j->i], close = open == '{' ? '}' : ']';
+	cJSON *item, *head = NULL, *last = NULL, *child;
+
+	if (depth >= JSON_MAX_DEPTH)
+		return fail(j, API_INVALID_REQUEST, "nested deeper than 64 levels");
+	item = new_node(j, open == '{' ? cJSON_Object : cJSON_Array);
+	if (!item)
+		return NULL;
+	j->i++;
+	skip_ws(j);
+	if (j->i < j->n && j->s[j->i] == close) {
+		j->i++;
+		return item;
+	}
+	for (;;) {
+		char *key = NULL;
+
+		if (open == '{') {
+			skip_ws(j);
+			if (j->i >= j->n || j->s[j->i] != '"')
+				return fail(j, API_INVALID_JSON, "expected a key string");
+			key = parse_string(j);
+			if (!key)
+				return NULL;
+			skip_ws(j);
+			if (j->i >= j->n || j->s[j->i] != ':')
+				return fail(j, API_INVALID_JSON, "expected ':'");
+			j->i++;
+		}
+		child = parse_value(j, depth + 1);
+		if (!child)
+			return NULL;
+		child->string = key;
+		if (last) {
+			last->next = child;
+			child->prev = last;
+		} else {
+			head = child;
+		}
+		last = child;
+		skip_ws(j);
+		if (j->i >= j->n)
+			return fail(j, API_INVALID_JSON, "unexpected end of input");
+		if (j->s[j->i] == close) {
+			j->i++;
+			break;
+		}
+		if (j->s[j->i] != ',')
+			return fail(j, API_INVALID_JSON,
+				    close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+		j->i++;
+	}
+	head->prev = last;	/* cJSON 1.7.15: the first element's prev is the last */
+	item->child = head;
+	return item;
+}
+
+static cJSON *parse_value(struct jparse *j, int depth)
+{
+	unsigned char c;
+	cJSON *item;
+
+	skip_ws(j);
+	if (j->i >= j->n)
+		return fail(j, API_INVALID_JSON, "unexpected end of input");
+	c = j->s[j->i];
+	if (c == '{' || c == '[')
+		return parse_container(j, depth);
+	if (c == '"') {
+		char *str = parse_string(j);
+
+		if (!str)
+			return NULL;
+		item = new_node(j, cJSON_String);
+		if (item)
+			item->valuestring = str;
+		return item;
+	}
+	if (c == '-' || is_digit(c))
+		return parse_number(j);
+	if (c == 't')
+		return parse_literal(j, "true", cJSON_True);
+	if (c == 'f')
+		return parse_literal(j, "false", cJSON_False);
+	if (c == 'n')
+		return parse_literal(j, "null", cJSON_NULL);
+	return fail(j, API_INVALID_JSON, "unexpected character");
+}
+
+enum api_err json_parse(const char *buf, size_t len, struct json_arena *a, cJSON **out,
+			size_t *off, const char **why)
+{
+	struct jparse j = { (const unsigned char *)buf, buf ? len : 0, 0, a, CHUNK_MIN,
+			    API_OK, NULL };
+	cJSON *root;
+
+	*out = NULL;
+	*off = 0;
+	*why = NULL;
+	if (j.n <= (CHUNK_MAX - CHUNK_MIN) / NODES_PER_BYTE)
+		j.hint = j.n * NODES_PER_BYTE + CHUNK_MIN;
+	else
+		j.hint = CHUNK_MAX;
+	root = parse_value(&j, 0);
+	if (root) {
+		skip_ws(&j);
+		if (j.i < j.n)
+			fail(&j, API_INVALID_JSON, "unexpected data after the JSON value");
+	}
+	if (j.why) {
+		*off = j.i;
+		*why = j.why;
+		return j.err;
+	}
+	*out = root;
+	return API_OK;
+}

@@ -1,0 +1,66 @@
+/* json.h - strict RFC 8259 parser building cJSON trees in a per-request arena.
+ *
+ * json_parse() checks the body strictly (no leading zeros, no "1.", valid
+ * UTF-8, no lone surrogates, no raw control characters, one value and only
+ * whitespace around it) and, in the same pass, builds a tree of real cJSON
+ * nodes so every cJSON accessor works on it. Nodes look exactly as
+ * cJSON_ParseWithLengthOpts (1.7.15) builds them: type flags, valueint
+ * (saturated to INT_MIN..INT_MAX) and valuedouble (bit-identical to strtod)
+ * of numbers, valueint 1 for true, unescaped NUL-terminated valuestring and
+ * string keys, next/prev/child links with child->prev the last element.
+ *
+ * Ownership: every node and string lives in the arena. The tree is freed
+ * only by json_arena_release(); never cJSON_Delete() it, never add cJSON-
+ * allocated nodes to it. An arena is reusable after release.
+ */
+#ifndef API_JSON_H
+#define API_JSON_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "errors.h"
+
+/* Deeper JSON nesting is refused (API_INVALID_REQUEST). */
+#define JSON_MAX_DEPTH 64
+/* Numbers longer than this many characters are refused (cJSON read at most 63). */
+#define JSON_MAX_NUMBER_LEN 63
+
+struct json_chunk;
+
+/* A few large chunks; zero-initialised (JSON_ARENA_INIT) means empty. */
+struct json_arena {
+	struct json_chunk *head;	/* the chunk being filled; ->next the older ones */
+};
+
+#define JSON_ARENA_INIT { NULL }
+
+/*
+ * Parse buf[0..len) into a tree allocated from a (which may be empty or hold
+ * an earlier tree). On success returns API_OK and *out is the root.
+ * Otherwise *out is NULL and returns API_INVALID_JSON (syntax), or
+ * API_INVALID_REQUEST (valid JSON we refuse: nesting over JSON_MAX_DEPTH,
+ * numbers over JSON_MAX_NUMBER_LEN characters, \u0000 in a string), with
+ * *why a static message and *off the byte offset it refers to; or
+ * API_INTERNAL when memory runs out (*why "out of memory"). In every case
+ * the caller must json_arena_release(a) eventually. len == 0 is
+ * "unexpected end of input" at byte 0.
+ */
+enum api_err json_parse(const char *buf, size_t len, struct json_arena *a, cJSON **out,
+			size_t *off, const char **why);
+
+/* Free every chunk of a (and so every tree parsed into it); a is empty after. */
+void json_arena_release(struct json_arena *a);
+
+/* How many chunks a holds (tests check growth with it). */
+size_t json_arena_chunks(const struct json_arena *a);
+
+/*
+ * The double strtod(s) would give for the JSON number s[0..len), len <=
+ * JSON_MAX_NUMBER_LEN, s valid RFC 8259 number syntax (not checked here).
+ * Locale-independent. Returns 0, or -1 if the C locale could not be created.
+ */
+int json_number(const char *s, size_t len, double *out);
+
+#endif
