@@ -40,24 +40,6 @@ enum api_err api_json_parse_in(const char *body, size_t len, struct json_arena *
 	return API_OK;
 }
 
-enum api_err api_json_parse(const char *body, size_t len, cJSON **root, struct api_fail *f)
-{
-	struct json_arena a = JSON_ARENA_INIT;
-	cJSON *tree;
-	enum api_err e;
-
-	*root = NULL;
-	e = api_json_parse_in(body, len, &a, &tree, f);
-	if (e)
-		goto out_release_arena;
-	*root = cJSON_Duplicate(tree, 1);
-	if (!*root)
-		e = api_fail_set(f, API_INTERNAL, "out of memory parsing the body");
-out_release_arena:
-	json_arena_release(&a);
-	return e;
-}
-
 /* ---- paths and field access */
 
 /* A field path, built on the stack while descending: a key or an index. */

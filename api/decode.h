@@ -49,12 +49,6 @@ struct api_fail {
 enum api_err api_json_parse_in(const char *body, size_t len, struct json_arena *a, cJSON **root,
 			       struct api_fail *f);
 
-/*
- * The same checks and messages, but *root is a cJSON-owned copy of the tree
- * (cJSON_Delete it): for tests and callers outside the request path.
- */
-enum api_err api_json_parse(const char *body, size_t len, cJSON **root, struct api_fail *f);
-
 /* One world-space ray of a query, ready for core. */
 struct qray {
 	struct ray ray;		/* world origin, unit direction (float), tmax */

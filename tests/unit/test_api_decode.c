@@ -1,5 +1,5 @@
 /* test_api_decode.c - every malformed body gets the exact status, code and a
- * message naming the field path; strict JSON; api_json_parse directly. */
+ * message naming the field path; strict JSON; api_json_parse_in directly. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,22 +251,21 @@ END_TEST
 START_TEST(test_json_parse_direct)
 {
 	static const char emoji[] = "{\"k\":\"\\ud83d\\ude00 \xf0\x9f\x98\x80\"}";
+	struct json_arena a = JSON_ARENA_INIT;
 	struct api_fail f;
 	cJSON *root;
 
-	ck_assert_int_eq(api_json_parse(emoji, strlen(emoji), &root, &f), API_OK);
+	ck_assert_int_eq(api_json_parse_in(emoji, strlen(emoji), &a, &root, &f), API_OK);
 	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(root, "k")->valuestring,
 			 "\xf0\x9f\x98\x80 \xf0\x9f\x98\x80");
-	cJSON_Delete(root);
-	ck_assert_int_eq(api_json_parse("{\"a\":[1,2]}   ", 14, &root, &f), API_OK);
-	cJSON_Delete(root);
-	ck_assert_int_eq(api_json_parse("{\"a\":[1,2]} x", 13, &root, &f), API_INVALID_JSON);
+	ck_assert_int_eq(api_json_parse_in("{\"a\":[1,2]}   ", 14, &a, &root, &f), API_OK);
+	ck_assert_int_eq(api_json_parse_in("{\"a\":[1,2]} x", 13, &a, &root, &f), API_INVALID_JSON);
 	ck_assert_ptr_null(root);
 	ck_assert_str_eq(f.msg, "body: unexpected data after the JSON value at byte 12");
-	ck_assert_int_eq(api_json_parse(NULL, 0, &root, &f), API_INVALID_JSON);
+	ck_assert_int_eq(api_json_parse_in(NULL, 0, &a, &root, &f), API_INVALID_JSON);
 	/* only the first len bytes count */
-	ck_assert_int_eq(api_json_parse("{}garbage", 2, &root, &f), API_OK);
-	cJSON_Delete(root);
+	ck_assert_int_eq(api_json_parse_in("{}garbage", 2, &a, &root, &f), API_OK);
+	json_arena_release(&a);
 }
 END_TEST
 

@@ -119,10 +119,9 @@ static struct brute brute_force(const struct tmesh *t, struct ray r, int cull)
 		if (!oracle_ray_triangle(r.origin, r.dir, isfinite(r.tmax) ? r.tmax : -1, a, bb, c, &th))
 			continue;
 		if (cull) {
-			vec3 n = v3_cross(v3_sub(bb, a), v3_sub(c, a));
+			/* front faces only: dot((b-a)x(c-a), d) < 0, decided exactly */
 			struct exact_hit eh;
 
-			(void)n;
 			if (!exact_ray_triangle(r.origin, r.dir, r.tmax, a, bb, c, 1, &eh))
 				continue;
 		}
@@ -477,14 +476,19 @@ START_TEST(edge_slivers)
 
 	ck_assert_int_eq(mesh_build(xyz, 4, idx, 2, &m, NULL), CORE_OK);
 	for (int i = 0; i < 2000; i++) {
-		float x = (float)rng_range(&r, 0, 100);
+		float x = (float)rng_range(&r, 0.001, 99.999), y = (float)rng_range(&r, -1, 1);
+		float half_width = 1e-5f * (1 - fabsf(x - 50) / 50);	/* of the needles at x */
 		uint32_t n;
+		struct hit h;
 
-		cast1(m, (struct ray){ v3(x, (float)rng_range(&r, -1, 1), 5),
-				       v3_normalize(v3(0, 0, -1)), INFINITY }, HIT_CLOSEST, 0, &n);
-		(void)n;
-		cast1(m, (struct ray){ v3(x, 0, 5), v3(0, 0, -1), INFINITY }, HIT_CLOSEST, 0, &n);
+		/* down the shared edge (y = 0): one of the two needles, never none */
+		h = cast1(m, (struct ray){ v3(x, 0, 5), v3(0, 0, -1), INFINITY }, HIT_CLOSEST, 0, &n);
 		ck_assert_uint_eq(n, 1);
+		ck_assert(h.t == 5);
+		/* elsewhere: a hit exactly when |y| is inside the needles */
+		cast1(m, (struct ray){ v3(x, y, 5), v3(0, 0, -1), INFINITY }, HIT_CLOSEST, 0, &n);
+		if (fabsf(y) > 2 * half_width)
+			ck_assert_uint_eq(n, 0);
 	}
 	mesh_unref(m);
 }
