@@ -46,6 +46,10 @@ struct http_server {
 	struct MHD_Response *healthz;	/* shared, immutable */
 };
 
+#ifndef CONNECTION_POOL_BYTES
+#define CONNECTION_POOL_BYTES (16 * 1024)
+#endif
+
 struct request {
 	struct http_server *srv;
 	uint64_t t0_ns;
@@ -645,6 +649,12 @@ int http_start(const struct http_params *p, struct http_server **out, char *err,
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT,
 					    (intptr_t)connection_limit(cfg->threads), NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL };
+	/* libmicrohttpd zeroes a connection's whole pool between keep-alive
+	 * requests: at its 32 KiB default that memset was half of the CPU of a
+	 * one-ray request (callgrind). 16 KiB holds any sane header block;
+	 * bodies stream through our own buffer. */
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+					    CONNECTION_POOL_BYTES, NULL };
 	if (cfg->threads > 1)
 		ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE,
 						    (intptr_t)cfg->threads, NULL };
