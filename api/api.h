@@ -62,6 +62,10 @@ struct api_route_info {
  */
 enum api_err api_route(const char *method, const char *path, struct api_route_info *info);
 
+/* 1 for every path under /v1: all need a key, so a request without a valid
+ * one gets 401 before routing (unknown paths are not revealed). */
+int api_path_needs_key(const char *path);
+
 struct api_request {
 	const char *method;
 	const char *path;		/* no query string */

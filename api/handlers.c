@@ -144,7 +144,8 @@ static int check_access(enum api_access access, enum api_auth auth, struct api_r
 }
 
 /*
- * Order of checks: route (404, 405), access (401, 403), the {name} in the
+ * Order of checks: a key for any /v1 path (401), route (404, 405), access
+ * (403), the {name} in the
  * path (400), body size (413), content type (415), then the handler, which
  * validates the body before it looks the mesh up (400 before 404).
  */
@@ -160,6 +161,8 @@ void api_handle(const struct api_ctx *ctx, const struct api_request *req, struct
 	resp_init(resp);
 	e = api_route_match(req->method, req->path, &info, &m);
 	resp->route_label = info.label;
+	if (api_path_needs_key(req->path) && check_access(API_ACCESS_READ, req->auth, resp))
+		return;
 	if (e == API_NOT_FOUND) {
 		api_respond_error(resp, API_NOT_FOUND, "no such path");
 		return;

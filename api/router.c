@@ -112,3 +112,8 @@ enum api_err api_route(const char *method, const char *path, struct api_route_in
 
 	return api_route_match(method, path, info, &m);
 }
+
+int api_path_needs_key(const char *path)
+{
+	return strcmp(path, "/v1") == 0 || strncmp(path, "/v1/", 4) == 0;
+}

@@ -342,8 +342,8 @@ static void classify(struct http_server *s, struct MHD_Connection *c, struct req
 	e = api_route(strcmp(method, "HEAD") == 0 ? "GET" : method, url, &info);
 	r->route_label = info.label;
 	r->auth = request_auth(s, c);
-	if (r->auth == API_AUTH_NONE && (strcmp(url, "/v1") == 0 || strncmp(url, "/v1/", 4) == 0)) {
-		/* every /v1 path needs a key, known or not: no route probing */
+	if (r->auth == API_AUTH_NONE && api_path_needs_key(url)) {
+		/* the api's rule, applied before the body is read */
 		refuse(r, API_UNAUTHORIZED, NULL, "missing or wrong bearer key");
 		return;
 	}

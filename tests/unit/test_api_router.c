@@ -202,6 +202,21 @@ START_TEST(test_auth)
 	call("GET", "/v1/openapi.yaml", NULL, NULL, API_AUTH_NONE, &r);
 	expect(&r, 401, "unauthorized", NULL);
 	api_response_release(&r);
+	/* unknown /v1 paths and wrong methods too: no route probing without a key */
+	call("GET", "/v1/nope", NULL, NULL, API_AUTH_NONE, &r);
+	expect(&r, 401, "unauthorized", NULL);
+	ck_assert(r.www_authenticate);
+	api_response_release(&r);
+	call("PATCH", "/v1/meshes/a", NULL, NULL, API_AUTH_NONE, &r);
+	expect(&r, 401, "unauthorized", NULL);
+	api_response_release(&r);
+	/* with a key the same paths are 404 and 405 */
+	call("GET", "/v1/nope", NULL, NULL, API_AUTH_READ, &r);
+	expect(&r, 404, "not_found", NULL);
+	api_response_release(&r);
+	call("PATCH", "/v1/meshes/a", NULL, NULL, API_AUTH_READ, &r);
+	expect(&r, 405, "method_not_allowed", NULL);
+	api_response_release(&r);
 }
 END_TEST
 
