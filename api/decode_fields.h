@@ -90,4 +90,20 @@ vec3 vec3_from(const double d[3]);
 enum api_err read_array(const cJSON *v, const struct jpath *p, const char *what, size_t limit,
 			const char *unit, size_t *n, struct api_fail *f);
 
+/* ---- values several resources share (defined in decode_query.c) */
+struct xform;
+struct obb;
+
+/* max_distance and segment lengths: the float at or above d, so that a hit
+ * exactly at the given distance still counts (INFINITY above FLT_MAX). */
+float tmax_from(double d);
+/* A transform {"position", "rotation", "scale"} (each optional) or
+ * {"matrix": [16 numbers, row-major]} at p. */
+enum api_err decode_xform(const cJSON *v, const struct jpath *p, struct xform *xf,
+			  struct api_fail *f);
+/* A box {"id", "center", "half_extents", "rotation" | "axes"} at p; *id
+ * points into v (NULL when absent). */
+enum api_err decode_box(const cJSON *v, const struct jpath *p, struct obb *box, const char **id,
+			struct api_fail *f);
+
 #endif

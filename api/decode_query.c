@@ -30,9 +30,7 @@ static const struct field seg_rows[] = {
 	{ "end", FIELD_VEC3, 1, offsetof(struct seg_fields, end), NULL },
 };
 
-/* max_distance and segment lengths: the float at or above d, so that a hit
- * exactly at the given distance still counts. */
-static float tmax_from(double d)
+float tmax_from(double d)
 {
 	float t;
 
@@ -103,8 +101,7 @@ static const struct field xform_rows[] = {
 	{ "matrix", FIELD_RAW, 0, offsetof(struct xform_fields, matrix), NULL },
 };
 
-/* {"position", "rotation", "scale"} (each optional) or {"matrix": [16]}. */
-static enum api_err decode_xform(const cJSON *v, const struct jpath *p, struct xform *xf,
+enum api_err decode_xform(const cJSON *v, const struct jpath *p, struct xform *xf,
 				 struct api_fail *f)
 {
 	struct jpath pp = { p, "position", 0 }, pr = { p, "rotation", 0 };
@@ -158,8 +155,7 @@ static const struct field box_rows[] = {
 	{ "axes", FIELD_RAW, 0, offsetof(struct box_fields, axes), NULL },
 };
 
-/* {"id", "center", "half_extents", "rotation" | "axes"}. *id points into v. */
-static enum api_err decode_box(const cJSON *v, const struct jpath *p, struct obb *box,
+enum api_err decode_box(const cJSON *v, const struct jpath *p, struct obb *box,
 			       const char **id, struct api_fail *f)
 {
 	struct jpath pr = { p, "rotation", 0 }, pa = { p, "axes", 0 };
