@@ -1,0 +1,151 @@
+/* test_api_batch.c - the batch driver: framing, answers in item order and the
+ * same bytes whatever the thread count and split, scratch per thread, the
+ * first failing item reported, against a sequential oracle. */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+
+/* A job whose answer for item i is a pseudo-random length string of i, so a
+ * misplaced or repeated chunk shows. */
+struct job_cls {
+	size_t fail_from;	/* items >= this fail (SIZE_MAX: none) */
+	size_t scratch_bytes;
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static enum core_result item(const void *cls, size_t i, void *scratch, struct buf *out)
+{
+	const struct job_cls *c = cls;
+	unsigned char *s = scratch;
+	size_t k, len = mix(i) % 7;
+
+	if (i >= c->fail_from)
+		return CORE_EINVAL;
+	/* the scratch is this thread's alone: fill it, read it back */
+	for (k = 0; k < c->scratch_bytes; k++)
+		s[k] = (unsigned char)(i + k);
+	for (k = 0; k < c->scratch_bytes; k++)
+		if (s[k] != (unsigned char)(i + k))
+			return CORE_ENOMEM;
+	buf_printf(out, "%zu", i);
+	for (k = 0; k < len; k++)
+		buf_putc(out, (char)('a' + k));
+	return CORE_OK;
+}
+
+/* The expected bytes, built sequentially without the driver. */
+static void oracle(size_t n, enum batch_framing fr, struct buf *b)
+{
+	size_t i;
+
+	buf_init(b);
+	if (fr == BATCH_JSON)
+		buf_puts(b, "{\"results\":[");
+	for (i = 0; i < n; i++) {
+		struct job_cls c = { SIZE_MAX, 0 };
+
+		if (i && fr == BATCH_JSON)
+			buf_putc(b, ',');
+		item(&c, i, NULL, b);
+	}
+	if (fr == BATCH_JSON)
+		buf_puts(b, "]}");
+}
+
+static void run_case(struct batch_pool *pool, size_t n, enum batch_framing fr, size_t scratch)
+{
+	struct job_cls c = { SIZE_MAX, scratch };
+	struct batch_job job = { n, fr, 8, scratch, item, &c };
+	struct buf got, want;
+	size_t failed = 99;
+
+	buf_init(&got);
+	ck_assert_int_eq(batch_run(pool, &job, &got, &failed), CORE_OK);
+	oracle(n, fr, &want);
+	ck_assert(!got.oom);
+	ck_assert_uint_eq(got.len, want.len);
+	ck_assert_msg(memcmp(got.data, want.data, want.len) == 0, "n %zu framing %d differs", n, fr);
+	buf_release(&got);
+	buf_release(&want);
+}
+
+START_TEST(same_bytes_any_threads)
+{
+	static const size_t sizes[] = { 0, 1, 2, 1000, BATCH_SPLIT_MIN - 1, BATCH_SPLIT_MIN,
+					BATCH_SPLIT_MIN + 1, 3 * BATCH_SPLIT_MIN + 17 };
+	unsigned threads = (unsigned)_i;
+	struct batch_pool *pool = batch_pool_create(threads);
+	size_t k;
+
+	if (threads)
+		ck_assert_ptr_nonnull(pool);
+	else
+		ck_assert_ptr_null(pool);
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		run_case(pool, sizes[k], BATCH_JSON, 0);
+		run_case(pool, sizes[k], BATCH_BINARY, 24);
+	}
+	run_case(pool, 2 * BATCH_SPLIT_MIN, BATCH_BINARY, 5000);	/* over the stack scratch */
+	run_case(pool, 1, BATCH_ONE, 16);
+	batch_pool_destroy(pool);
+}
+END_TEST
+
+START_TEST(first_failure_reported)
+{
+	struct batch_pool *pool = batch_pool_create(3);
+	static const size_t fails[] = { 0, 1, 4095, 4096, 9000, 19999 };
+	size_t k;
+
+	for (k = 0; k < sizeof(fails) / sizeof(fails[0]); k++) {
+		struct job_cls c = { fails[k], 8 };
+		struct batch_job job = { 20000, BATCH_JSON, 8, 8, item, &c };
+		struct buf out;
+		size_t failed = 0;
+
+		buf_init(&out);
+		ck_assert_int_eq(batch_run(pool, &job, &out, &failed), CORE_EINVAL);
+		ck_assert_uint_eq(failed, fails[k]);
+		buf_release(&out);
+		buf_init(&out);
+		ck_assert_int_eq(batch_run(NULL, &job, &out, &failed), CORE_EINVAL);
+		ck_assert_uint_eq(failed, fails[k]);
+		buf_release(&out);
+	}
+	batch_pool_destroy(pool);
+}
+END_TEST
+
+static Suite *batch_suite(void)
+{
+	Suite *s = suite_create("api_batch");
+	TCase *tc = tcase_create("batch");
+
+	tcase_set_timeout(tc, 20);	/* sanitizer builds on a loaded machine */
+	tcase_add_loop_test(tc, same_bytes_any_threads, 0, 5);
+	tcase_add_test(tc, first_failure_reported);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(batch_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
