@@ -220,6 +220,38 @@ START_TEST(test_auth)
 }
 END_TEST
 
+/* api_access, the policy the server applies before reading a body: every
+ * path x route access x credentials against the rule written out here. */
+START_TEST(test_access_policy)
+{
+	static const char *const paths[] = { "/v1", "/v1/", "/v1/meshes", "/v1/nope", "/healthz",
+					     "/v1x", "/" };
+	static const enum api_access accs[] = { API_ACCESS_OPEN, API_ACCESS_READ, API_ACCESS_WRITE };
+	static const enum api_auth auths[] = { API_AUTH_NONE, API_AUTH_READ, API_AUTH_WRITE };
+	size_t p, a, u;
+
+	for (p = 0; p < sizeof(paths) / sizeof(paths[0]); p++)
+		for (a = 0; a < 3; a++)
+			for (u = 0; u < 3; u++) {
+				int v1 = strcmp(paths[p], "/v1") == 0 || strncmp(paths[p], "/v1/", 4) == 0;
+				enum api_access need = accs[a] == API_ACCESS_OPEN && v1 ? API_ACCESS_READ : accs[a];
+				enum api_err want = API_OK, got;
+				const char *msg = NULL;
+
+				if (need != API_ACCESS_OPEN && auths[u] == API_AUTH_NONE)
+					want = API_UNAUTHORIZED;
+				else if (need == API_ACCESS_WRITE && auths[u] != API_AUTH_WRITE)
+					want = API_FORBIDDEN;
+				got = api_access(paths[p], accs[a], auths[u], &msg);
+				ck_assert_msg(got == want, "%s access %d auth %d: %d, want %d", paths[p],
+					      accs[a], auths[u], got, want);
+				if (want)
+					ck_assert(msg && strstr(msg, want == API_UNAUTHORIZED ?
+								"bearer key" : "may only query"));
+			}
+}
+END_TEST
+
 START_TEST(test_openapi)
 {
 	struct api_response r;
@@ -335,6 +367,7 @@ static Suite *router_suite(void)
 	tcase_add_test(tc, test_api_error_body);
 	tcase_add_loop_test(tc, test_route, 0, (int)(sizeof(route_rows) / sizeof(route_rows[0])));
 	tcase_add_test(tc, test_handle_404_405);
+	tcase_add_test(tc, test_access_policy);
 	tcase_add_test(tc, test_auth);
 	tcase_add_test(tc, test_openapi);
 	tcase_add_loop_test(tc, test_bad_name, 0, (int)(sizeof(bad_names) / sizeof(bad_names[0])));
