@@ -22,6 +22,8 @@ static void resp_init(struct api_response *resp)
 	resp->route_label = "unmatched";
 	resp->ray_kind = NULL;
 	resp->rays = 0;
+	memset(resp->world_shots, 0, sizeof(resp->world_shots));
+	resp->world_snapshots = 0;
 }
 
 /* The static out-of-memory answer. The body's cap stays 0: release knows
@@ -116,12 +118,20 @@ static const handler_fn handlers[] = {
 	[OP_MESH_OVERLAP] = handle_mesh_overlap,
 	[OP_OBB_RAYCAST] = handle_obb_raycast,
 	[OP_HITSCAN] = handle_hitscan,
+	[OP_WORLD_LIST] = handle_world_list,
+	[OP_WORLD_PUT] = handle_world_put,
+	[OP_WORLD_GET] = handle_world_get,
+	[OP_WORLD_DELETE] = handle_world_delete,
+	[OP_WORLD_SNAPSHOT] = handle_world_snapshot,
+	[OP_WORLD_HITSCAN] = handle_world_hitscan,
+	[OP_WORLD_RAYCAST] = handle_world_raycast,
 };
 
 static int op_takes_json_body(enum api_op op)
 {
 	return op == OP_MESH_RAYCAST || op == OP_MESH_SEGMENT || op == OP_MESH_OVERLAP ||
-	       op == OP_OBB_RAYCAST || op == OP_HITSCAN;
+	       op == OP_OBB_RAYCAST || op == OP_HITSCAN || op == OP_WORLD_PUT ||
+	       op == OP_WORLD_SNAPSHOT || op == OP_WORLD_HITSCAN || op == OP_WORLD_RAYCAST;
 }
 
 /* 401/403 when auth does not grant access; 0 when it does. */

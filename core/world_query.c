@@ -344,7 +344,8 @@ static void finish(struct collect *c, uint32_t max_hits, struct world_shot_hit *
 			hits[0] = c->best;
 		return;
 	}
-	qsort(c->all, c->n, sizeof(*c->all), cmp_chit);
+	if (c->n)
+		qsort(c->all, c->n, sizeof(*c->all), cmp_chit);
 	*nhits = (uint32_t)(c->n < max_hits ? c->n : max_hits);
 	*total = c->n + c->extra > UINT32_MAX ? UINT32_MAX : (uint32_t)(c->n + c->extra);
 	for (i = 0; i < *nhits; i++)

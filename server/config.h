@@ -31,6 +31,11 @@ struct config {
 	size_t max_batch;
 	size_t max_triangles;
 	size_t max_meshes;		/* 0 = unlimited */
+	size_t max_worlds;		/* 0 = unlimited */
+	size_t max_world_instances;
+	size_t max_world_entities;
+	size_t max_world_hitboxes;
+	size_t max_world_snapshots;	/* >= 2 */
 	const char *tls_cert;		/* path; both or neither with tls_key */
 	const char *tls_key;
 	enum log_level log_level;
