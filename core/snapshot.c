@@ -111,7 +111,7 @@ static enum core_result hitbox_setup(struct hitbox *h)
 
 		d3(h->a, pos);
 		d3(h->size, scale);
-		if (!unit_quat(h->rot, h->rot) || xform_from_trs(pos, h->rot, scale, &h->xf) != CORE_OK)
+		if (!unit_quat(h->rot, h->rot) || xform_from_trs(pos, h->rot, scale, h->xf) != CORE_OK)
 			return CORE_EINVAL;
 		mesh_get_info(h->mesh, &mi);
 		for (corner = 0; corner < 8; corner++) {
@@ -130,6 +130,7 @@ static enum core_result hitbox_setup(struct hitbox *h)
 		return CORE_EINVAL;
 	}
 	bounds_around(c, e, &h->lo, &h->hi);
+	tlas_pad(&h->lo, &h->hi);
 	return CORE_OK;
 }
 
@@ -149,6 +150,11 @@ static void snapshot_free(struct snapshot *s)
 	free(s->hbs);
 	free(s->succ);
 	free(s->hb_succ);
+	tlas_release(&s->own);
+	tlas_release(&s->pair);
+	free(s->own_box);
+	free(s->pair_box);
+	free(s->xfs);
 	free(s->strings);
 	free(s);
 }
@@ -265,6 +271,77 @@ static enum core_result pair_with(struct snapshot *s, const struct snapshot *pre
 	return CORE_OK;
 }
 
+static void box6_set(struct box6 *b, vec3 lo, vec3 hi)
+{
+	b->lo[0] = lo.x;
+	b->lo[1] = lo.y;
+	b->lo[2] = lo.z;
+	b->hi[0] = hi.x;
+	b->hi[1] = hi.y;
+	b->hi[2] = hi.z;
+}
+
+/* The culling BVHs (world_impl.h). An entity without hitboxes gets an
+ * empty (inverted) box that no ray meets. */
+static enum core_result build_culling(struct snapshot *s, const struct snapshot *prev)
+{
+	size_t pn = prev ? prev->nent : 0, n = s->nent > pn ? s->nent : pn, i;
+	vec3 *lo = malloc((n ? n : 1) * sizeof(*lo)), *hi = malloc((n ? n : 1) * sizeof(*hi));
+	enum core_result r = CORE_ENOMEM;
+
+	if (!lo || !hi)
+		goto out_free;
+	for (i = 0; i < s->nent; i++) {
+		lo[i] = s->ents[i].lo;
+		hi[i] = s->ents[i].hi;
+	}
+	r = tlas_build(lo, hi, s->nent, &s->own);
+	if (r != CORE_OK)
+		goto out_free;
+	r = CORE_ENOMEM;
+	s->own_box = malloc((s->nhb ? s->nhb : 1) * sizeof(*s->own_box));
+	if (!s->own_box)
+		goto out_free;
+	for (i = 0; i < s->nhb; i++)
+		box6_set(&s->own_box[i], s->hbs[i].lo, s->hbs[i].hi);
+	r = CORE_OK;
+	if (!prev)
+		goto out_free;
+	r = CORE_ENOMEM;
+	s->pair_box = malloc((prev->nhb ? prev->nhb : 1) * sizeof(*s->pair_box));
+	if (!s->pair_box)
+		goto out_free;
+	for (i = 0; i < prev->nent; i++) {
+		const struct entity *pe = &prev->ents[i];
+		uint32_t k;
+
+		for (k = pe->first; k < pe->first + pe->n; k++) {
+			uint32_t m = s->hb_succ[k];
+
+			if (s->succ[i] == WORLD_NONE || m == WORLD_NONE)
+				box6_set(&s->pair_box[k], prev->hbs[k].lo, prev->hbs[k].hi);
+			else
+				box6_set(&s->pair_box[k], v3_min(prev->hbs[k].lo, s->hbs[m].lo),
+					 v3_max(prev->hbs[k].hi, s->hbs[m].hi));
+		}
+	}
+	for (i = 0; i < prev->nent; i++) {
+		uint32_t j = s->succ[i];
+
+		lo[i] = prev->ents[i].lo;
+		hi[i] = prev->ents[i].hi;
+		if (j != WORLD_NONE) {
+			lo[i] = v3_min(lo[i], s->ents[j].lo);
+			hi[i] = v3_max(hi[i], s->ents[j].hi);
+		}
+	}
+	r = tlas_build(lo, hi, prev->nent, &s->pair);
+out_free:
+	free(lo);
+	free(hi);
+	return r;
+}
+
 /* Duplicate hitbox ids of one entity: the input index of the later one. */
 static size_t dup_hitbox(const struct entity_in *e, uint32_t *scratch)
 {
@@ -295,7 +372,7 @@ enum core_result snapshot_build(struct store *store, uint64_t tick, double time_
 {
 	struct snapshot *s;
 	uint32_t *order = NULL, *scratch = NULL;
-	size_t i, nhb = 0, bytes = 0, at = 0, maxn = 0, k;
+	size_t i, nhb = 0, bytes = 0, at = 0, maxn = 0, k, nmesh = 0;
 	enum core_result r = CORE_ENOMEM;
 
 	if (!isfinite(time_ms) || n >= WORLD_NONE)
@@ -314,6 +391,7 @@ enum core_result snapshot_build(struct store *store, uint64_t tick, double time_
 			if (!h->id || (h->shape == HITBOX_MESH && !h->mesh))
 				return fail_at(fail, i, k, CORE_EINVAL);
 			bytes += strlen(h->id) + 1 + (h->shape == HITBOX_MESH ? strlen(h->mesh) + 1 : 0);
+			nmesh += h->shape == HITBOX_MESH;
 		}
 	}
 	if (nhb >= WORLD_NONE)
@@ -327,9 +405,10 @@ enum core_result snapshot_build(struct store *store, uint64_t tick, double time_
 	s->ents = malloc((n ? n : 1) * sizeof(*s->ents));
 	s->hbs = calloc(nhb ? nhb : 1, sizeof(*s->hbs));
 	s->strings = malloc(bytes ? bytes : 1);
+	s->xfs = malloc((nmesh ? nmesh : 1) * sizeof(*s->xfs));
 	order = malloc((n ? n : 1) * sizeof(*order));
 	scratch = malloc((maxn ? maxn : 1) * sizeof(*scratch));
-	if (!s->ents || !s->hbs || !s->strings || !order || !scratch)
+	if (!s->ents || !s->hbs || !s->strings || !s->xfs || !order || !scratch)
 		goto out_free;
 	for (i = 0; i < n; i++)
 		order[i] = (uint32_t)i;
@@ -340,6 +419,7 @@ enum core_result snapshot_build(struct store *store, uint64_t tick, double time_
 			goto out_free;
 		}
 	nhb = 0;
+	nmesh = 0;
 	for (i = 0; i < n; i++) {
 		const struct entity_in *in = &ents[order[i]];
 		struct entity *e = &s->ents[i];
@@ -368,6 +448,7 @@ enum core_result snapshot_build(struct store *store, uint64_t tick, double time_
 			h->size = hi->size;
 			memcpy(h->rot, hi->rot, sizeof(h->rot));
 			if (h->shape == HITBOX_MESH) {
+				h->xf = &s->xfs[nmesh++];
 				h->mesh_name = pool_put(s->strings, &at, hi->mesh);
 				h->mesh = store_get(store, hi->mesh, NULL);
 				if (!h->mesh) {
@@ -389,6 +470,8 @@ enum core_result snapshot_build(struct store *store, uint64_t tick, double time_
 	s->nhb = nhb;
 	if (prev && pair_with(s, prev, teleport_distance) != CORE_OK)
 		goto out_free;
+	if (build_culling(s, prev) != CORE_OK)
+		goto out_free;
 	free(order);
 	free(scratch);
 	*out = s;
@@ -401,25 +484,9 @@ out_free:
 	return r;
 }
 
-void rewind_entity_bounds(const struct rewind *rw, uint32_t i, float lo[3], float hi[3])
+const struct tlas *rewind_entity_tlas(const struct rewind *rw)
 {
-	const struct entity *e = &rw->s0->ents[i];
-	vec3 l = e->lo, h = e->hi;
-
-	if (rw->s1) {
-		uint32_t j = rw->s1->succ[i];
-
-		if (j != WORLD_NONE) {
-			l = v3_min(l, rw->s1->ents[j].lo);
-			h = v3_max(h, rw->s1->ents[j].hi);
-		}
-	}
-	lo[0] = l.x;
-	lo[1] = l.y;
-	lo[2] = l.z;
-	hi[0] = h.x;
-	hi[1] = h.y;
-	hi[2] = h.z;
+	return rw->s1 ? &rw->s1->pair : &rw->s0->own;
 }
 
 static vec3 lerp3(vec3 a, vec3 b, double f)
@@ -446,8 +513,9 @@ static void nlerp(const double q0[4], const double q1[4], double f, double out[4
 }
 
 const struct hitbox *rewind_hitbox(const struct rewind *rw, uint32_t i, uint32_t k,
-				   struct hitbox *tmp)
+				   struct hitbox_scratch *scratch)
 {
+	struct hitbox *tmp = &scratch->h;
 	const struct hitbox *h0 = &rw->s0->hbs[k], *h1;
 	uint32_t m;
 
@@ -473,7 +541,8 @@ const struct hitbox *rewind_hitbox(const struct rewind *rw, uint32_t i, uint32_t
 		double scale[3] = { tmp->size.x, tmp->size.y, tmp->size.z };
 
 		nlerp(h0->rot, h1->rot, rw->f, tmp->rot);
-		if (xform_from_trs(pos, tmp->rot, scale, &tmp->xf) != CORE_OK)
+		tmp->xf = &scratch->xf;
+		if (xform_from_trs(pos, tmp->rot, scale, tmp->xf) != CORE_OK)
 			return h0;
 		break;
 	}

@@ -148,9 +148,22 @@ void tlas_release(struct tlas *t)
 	t->n = 0;
 }
 
+void tlas_ray_init(struct tlas_ray *r, const struct ray *ray)
+{
+	double d[3] = { ray->dir.x, ray->dir.y, ray->dir.z };
+	int k;
+
+	r->o[0] = ray->origin.x;
+	r->o[1] = ray->origin.y;
+	r->o[2] = ray->origin.z;
+	for (k = 0; k < 3; k++) {
+		r->zero[k] = d[k] == 0;
+		r->inv[k] = r->zero[k] ? 0 : 1 / d[k];
+	}
+}
+
 /* Entry t of the slab test, or -1 when the ray misses the box within tmax. */
-static double box_entry(const float lo[3], const float hi[3], const double o[3], const double d[3],
-			double tmax)
+static double box_entry(const struct tlas_ray *r, const float lo[3], const float hi[3], double tmax)
 {
 	double tin = 0, tout = tmax;
 	int k;
@@ -158,13 +171,13 @@ static double box_entry(const float lo[3], const float hi[3], const double o[3],
 	for (k = 0; k < 3; k++) {
 		double t0, t1;
 
-		if (d[k] == 0) {
-			if (o[k] < lo[k] || o[k] > hi[k])
+		if (r->zero[k]) {
+			if (r->o[k] < lo[k] || r->o[k] > hi[k])
 				return -1;
 			continue;
 		}
-		t0 = (lo[k] - o[k]) / d[k];
-		t1 = (hi[k] - o[k]) / d[k];
+		t0 = (lo[k] - r->o[k]) * r->inv[k];
+		t1 = (hi[k] - r->o[k]) * r->inv[k];
 		if (t0 > t1) {
 			double s = t0;
 
@@ -181,25 +194,30 @@ static double box_entry(const float lo[3], const float hi[3], const double o[3],
 	return tin;
 }
 
+int tlas_ray_box(const struct tlas_ray *r, const float lo[3], const float hi[3], double tmax)
+{
+	return box_entry(r, lo, hi, tmax) >= 0;
+}
+
 int tlas_box_hit(const float lo[3], const float hi[3], const struct ray *ray, float tmax)
 {
-	double o[3] = { ray->origin.x, ray->origin.y, ray->origin.z };
-	double d[3] = { ray->dir.x, ray->dir.y, ray->dir.z };
+	struct tlas_ray r;
 
-	return box_entry(lo, hi, o, d, tmax) >= 0;
+	tlas_ray_init(&r, ray);
+	return box_entry(&r, lo, hi, tmax) >= 0;
 }
 
 void tlas_traverse(const struct tlas *t, const struct ray *ray, float *tmax, tlas_visit_fn fn,
 		   void *cls)
 {
-	double o[3] = { ray->origin.x, ray->origin.y, ray->origin.z };
-	double d[3] = { ray->dir.x, ray->dir.y, ray->dir.z };
+	struct tlas_ray r;
 	uint32_t stack[TLAS_STACK];
 	size_t sp = 0;
 
 	if (!t->nodes || !(*tmax >= 0))
 		return;
-	if (box_entry(t->nodes[0].lo, t->nodes[0].hi, o, d, *tmax) < 0)
+	tlas_ray_init(&r, ray);
+	if (box_entry(&r, t->nodes[0].lo, t->nodes[0].hi, *tmax) < 0)
 		return;
 	stack[sp++] = 0;
 	while (sp) {
@@ -214,18 +232,18 @@ void tlas_traverse(const struct tlas *t, const struct ray *ray, float *tmax, tla
 			continue;
 		}
 		{
-			uint32_t l = node->first, r = node->first + 1;
-			double tl = box_entry(t->nodes[l].lo, t->nodes[l].hi, o, d, *tmax);
-			double tr = box_entry(t->nodes[r].lo, t->nodes[r].hi, o, d, *tmax);
+			uint32_t l = node->first, rr = node->first + 1;
+			double tl = box_entry(&r, t->nodes[l].lo, t->nodes[l].hi, *tmax);
+			double tr = box_entry(&r, t->nodes[rr].lo, t->nodes[rr].hi, *tmax);
 
 			/* push the farther first so the nearer pops first */
 			if (tl >= 0 && tr >= 0) {
-				stack[sp++] = tl <= tr ? r : l;
-				stack[sp++] = tl <= tr ? l : r;
+				stack[sp++] = tl <= tr ? rr : l;
+				stack[sp++] = tl <= tr ? l : rr;
 			} else if (tl >= 0) {
 				stack[sp++] = l;
 			} else if (tr >= 0) {
-				stack[sp++] = r;
+				stack[sp++] = rr;
 			}
 		}
 	}

@@ -41,8 +41,18 @@ typedef int (*tlas_visit_fn)(void *cls, uint32_t item, float *tmax);
 void tlas_traverse(const struct tlas *t, const struct ray *ray, float *tmax, tlas_visit_fn fn,
 		   void *cls);
 
+/* A ray prepared for many box tests: origin and reciprocal direction in
+ * double (a zero component is tested by containment instead). */
+struct tlas_ray {
+	double o[3], inv[3];
+	int zero[3];
+};
+void tlas_ray_init(struct tlas_ray *r, const struct ray *ray);
+
 /* 1 when the ray may touch the box [lo, hi] at some t in [0, tmax]
- * (conservative on padded boxes: never 0 when it touches). */
+ * (conservative on padded boxes: never 0 when it touches; the reciprocal's
+ * rounding is far inside the padding). */
+int tlas_ray_box(const struct tlas_ray *r, const float lo[3], const float hi[3], double tmax);
 int tlas_box_hit(const float lo[3], const float hi[3], const struct ray *ray, float tmax);
 
 /* The box [lo, hi] grown outwards by the padding the traversal relies on. */

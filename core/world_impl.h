@@ -24,9 +24,14 @@ struct hitbox {
 	struct obb box;		/* HITBOX_BOX at this tick */
 	struct mesh *mesh;	/* HITBOX_MESH: a reference */
 	const char *mesh_name;
-	struct xform xf;	/* HITBOX_MESH at this tick */
+	struct xform *xf;	/* HITBOX_MESH at this tick (in the snapshot's xfs), else NULL */
 	vec3 key;		/* the point the teleport rule measures */
 	vec3 lo, hi;		/* bounds that hold under any rotation (see snapshot.c) */
+};
+
+/* Compact bounds, contiguous per snapshot for the culling loops. */
+struct box6 {
+	float lo[3], hi[3];
 };
 
 struct entity {
@@ -51,6 +56,15 @@ struct snapshot {
 	uint32_t *succ;
 	uint32_t *hb_succ;
 	uint64_t prev_tick;
+	/* Culling: a BVH over this snapshot's entity bounds (items: entities
+	 * here), and one over the previous snapshot's entities with their bounds
+	 * joined to their successors' here (items: entities there), which holds
+	 * every pose rewound between the two. */
+	struct tlas own, pair;
+	/* The same per hitbox: own_box[k] is hitbox k's bounds here; pair_box[k]
+	 * the previous snapshot's hitbox k joined with its successor here. */
+	struct box6 *own_box, *pair_box;
+	struct xform *xfs;	/* the mesh hitboxes' placements */
 	char *strings;
 };
 
@@ -111,10 +125,24 @@ struct rewind {
 	double f;
 };
 
-/* Bounds of entity i of rw->s0 over the rewind (conservative). */
-void rewind_entity_bounds(const struct rewind *rw, uint32_t i, float lo[3], float hi[3]);
-/* Hitbox k (global index in s0) at the rewound time: s0's own, or tmp filled. */
+/* The BVH whose items are s0's entities, with bounds holding their poses
+ * over the rewind. */
+const struct tlas *rewind_entity_tlas(const struct rewind *rw);
+
+/* Bounds of hitbox k (global index in s0) of entity i holding every pose
+ * over the rewind (padded like the TLAS's boxes). */
+static inline const struct box6 *rewind_hitbox_bounds(const struct rewind *rw, uint32_t k)
+{
+	return rw->s1 ? &rw->s1->pair_box[k] : &rw->s0->own_box[k];
+}
+
+struct hitbox_scratch {
+	struct hitbox h;
+	struct xform xf;
+};
+/* Hitbox k (global index in s0) of entity i at the rewound time: s0's own,
+ * or one built in tmp. */
 const struct hitbox *rewind_hitbox(const struct rewind *rw, uint32_t i, uint32_t k,
-				   struct hitbox *tmp);
+				   struct hitbox_scratch *tmp);
 
 #endif

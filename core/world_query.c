@@ -11,6 +11,8 @@
 /* A hit in discovery order, for the stable sort of mode all. */
 struct chit {
 	struct world_shot_hit h;
+	uint32_t item;		/* instance or entity index */
+	uint32_t sub;		/* hitbox index (entities) */
 	uint32_t seq;
 };
 
@@ -19,6 +21,8 @@ struct collect {
 	enum hit_mode mode;
 	int found;			/* closest/any: best is set */
 	struct world_shot_hit best;
+	uint32_t best_item;		/* entity index of best (ties: the lower) */
+	uint32_t item, sub;		/* what is being tested, for mode all's order */
 	struct chit *all;		/* mode all */
 	size_t n, cap;
 	uint64_t extra;			/* mode all: hits found past a mesh's max_hits */
@@ -44,6 +48,8 @@ static void collect_push(struct collect *c, const struct world_shot_hit *h)
 		c->cap = cap;
 	}
 	c->all[c->n].h = *h;
+	c->all[c->n].item = c->item;
+	c->all[c->n].sub = c->sub;
 	c->all[c->n].seq = (uint32_t)c->n;
 	c->n++;
 }
@@ -107,6 +113,8 @@ static int visit_static(void *cls, uint32_t i, float *tmax)
 		w.mesh = in->mesh;
 		w.entity = w.hitbox = NULL;
 		if (x->c->mode == HIT_ALL) {
+			x->c->item = i;
+			x->c->sub = 0;
 			collect_push(x->c, &w);
 			continue;
 		}
@@ -134,6 +142,16 @@ static enum core_result cast_static(const struct world_view *v, const struct ray
 }
 
 /* ---- entities */
+
+/*
+ * Closest entity hit so far? Entities are visited in BVH order, so an equal
+ * t goes to the entity first in id order; within one entity (visited in
+ * hitbox order) the hitbox listed first keeps it.
+ */
+static int better(const struct collect *c, float t)
+{
+	return !c->found || t < c->best.t || (t == c->best.t && c->item < c->best_item);
+}
 
 /* One hitbox along ray (tmax = ray->tmax) into c. */
 static enum core_result cast_hitbox(const struct hitbox *h, const struct entity *e,
@@ -172,9 +190,9 @@ static enum core_result cast_hitbox(const struct hitbox *h, const struct entity 
 		}
 		break;
 	case HITBOX_MESH: {
-		struct query_opts opts = { c->mode == HIT_ALL ? HIT_ALL : HIT_CLOSEST, 0, h->xf.det < 0,
+		struct query_opts opts = { c->mode == HIT_ALL ? HIT_ALL : HIT_CLOSEST, 0, h->xf->det < 0,
 					   c->mode == HIT_ALL ? bufcap : 1 };
-		struct ray local = xform_ray_to_local(&h->xf, ray);
+		struct ray local = xform_ray_to_local(h->xf, ray);
 		uint32_t nh = 0, tot = 0, j;
 		enum core_result r;
 
@@ -191,7 +209,7 @@ static enum core_result cast_hitbox(const struct hitbox *h, const struct entity 
 				continue;
 			w.t = buf[j].t;
 			w.point = along(ray, buf[j].t);
-			w.normal = xform_normal(&h->xf, buf[j].normal);
+			w.normal = xform_normal(h->xf, buf[j].normal);
 			w.triangle = buf[j].triangle;
 			if (c->mode == HIT_ALL)
 				collect_push(c, &w);
@@ -207,9 +225,9 @@ static enum core_result cast_hitbox(const struct hitbox *h, const struct entity 
 		return CORE_OK;
 	if (c->mode == HIT_ALL)
 		collect_push(c, &w);
-	else if (!c->found || w.t < c->best.t) {
-		/* strict: an equal t keeps the entity first in id order, the hitbox first listed */
+	else if (better(c, w.t)) {
 		c->best = w;
+		c->best_item = c->item;
 		c->found = 1;
 	}
 	return CORE_OK;
@@ -225,15 +243,61 @@ static int ignored(const uint32_t *ign, size_t n, uint32_t i)
 	return 0;
 }
 
+struct entity_ctx {
+	const struct rewind *rw;
+	const struct world_shot *s;
+	struct collect *c;
+	struct hit *buf;
+	uint32_t bufcap;
+	const uint32_t *ign;
+	size_t nign;
+	struct world_stats *st;
+	enum core_result err;
+	struct tlas_ray tr;
+};
+
+/* The TLAS visit of one entity whose (rewound) bounds the ray may touch. */
+static int visit_entity(void *cls, uint32_t i, float *tmax)
+{
+	struct entity_ctx *x = cls;
+	const struct entity *e = &x->rw->s0->ents[i];
+	struct collect *c = x->c;
+	struct ray ray = x->s->ray;
+	uint32_t h;
+
+	if (!((x->s->layers >> e->layer) & 1) || ignored(x->ign, x->nign, i))
+		return 0;
+	if (x->st)
+		x->st->entities_tested++;
+	c->item = i;
+	for (h = 0; h < e->n; h++) {
+		struct hitbox_scratch tmp;
+		const struct hitbox *hb;
+		const struct box6 *bb = rewind_hitbox_bounds(x->rw, e->first + h);
+
+		ray.tmax = c->mode != HIT_ALL && c->found ? c->best.t : x->s->ray.tmax;
+		/* a hitbox's own bounds first: most of an entity's are far from the ray */
+		if (!tlas_ray_box(&x->tr, bb->lo, bb->hi, ray.tmax))
+			continue;
+		hb = rewind_hitbox(x->rw, i, e->first + h, &tmp);
+		c->sub = h;
+		x->err = cast_hitbox(hb, e, &ray, c, x->buf, x->bufcap);
+		if (x->err != CORE_OK)
+			return 1;
+	}
+	if (c->mode != HIT_ALL && c->found)
+		*tmax = c->best.t;
+	return 0;
+}
+
 static enum core_result cast_entities(const struct rewind *rw, const struct world_shot *s,
 				      struct collect *c, struct hit *buf, uint32_t bufcap,
 				      struct world_stats *st)
 {
-	const struct snapshot *s0 = rw->s0;
 	uint32_t ign[16], *ignp = ign;
 	size_t nign = 0, k;
-	uint32_t i;
-	enum core_result r = CORE_OK;
+	float tmax = s->ray.tmax;
+	struct entity_ctx x;
 
 	if (s->nignore > 16) {
 		ignp = malloc(s->nignore * sizeof(*ignp));
@@ -241,38 +305,18 @@ static enum core_result cast_entities(const struct rewind *rw, const struct worl
 			return CORE_ENOMEM;
 	}
 	for (k = 0; k < s->nignore; k++) {
-		uint32_t j = snapshot_find(s0, s->ignore[k]);
+		uint32_t j = snapshot_find(rw->s0, s->ignore[k]);
 
 		if (j != WORLD_NONE)
 			ignp[nign++] = j;
 	}
-	for (i = 0; i < s0->nent && r == CORE_OK; i++) {
-		const struct entity *e = &s0->ents[i];
-		struct ray ray = s->ray;
-		float lo[3], hi[3];
-		uint32_t h;
-
-		if (!((s->layers >> e->layer) & 1) || ignored(ignp, nign, i) || !e->n)
-			continue;
-		if (c->mode != HIT_ALL && c->found)
-			ray.tmax = c->best.t;
-		rewind_entity_bounds(rw, i, lo, hi);
-		if (!tlas_box_hit(lo, hi, &ray, ray.tmax))
-			continue;
-		if (st)
-			st->entities_tested++;
-		for (h = 0; h < e->n && r == CORE_OK; h++) {
-			struct hitbox tmp;
-			const struct hitbox *hb = rewind_hitbox(rw, i, e->first + h, &tmp);
-
-			if (c->mode != HIT_ALL && c->found)
-				ray.tmax = c->best.t;
-			r = cast_hitbox(hb, e, &ray, c, buf, bufcap);
-		}
-	}
+	x = (struct entity_ctx){ .rw = rw, .s = s, .c = c, .buf = buf, .bufcap = bufcap,
+				 .ign = ignp, .nign = nign, .st = st, .err = CORE_OK };
+	tlas_ray_init(&x.tr, &s->ray);
+	tlas_traverse(rewind_entity_tlas(rw), &s->ray, &tmax, visit_entity, &x);
 	if (ignp != ign)
 		free(ignp);
-	return r;
+	return x.err;
 }
 
 /* ---- rewind and the merge */
@@ -328,6 +372,10 @@ static int cmp_chit(const void *x, const void *y)
 		return a->h.t < b->h.t ? -1 : 1;
 	if (a->h.kind != b->h.kind)
 		return a->h.kind == WORLD_HIT_STATIC ? -1 : 1;
+	if (a->item != b->item)
+		return a->item < b->item ? -1 : 1;
+	if (a->sub != b->sub)
+		return a->sub < b->sub ? -1 : 1;
 	return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
