@@ -17,6 +17,7 @@
 
 struct store;
 struct world_registry;
+struct batch_pool;
 
 struct api_limits {
 	size_t max_batch;		/* rays/segments/shots per request (65536) */
@@ -51,6 +52,9 @@ struct api_ctx {
 	int (*persist_put)(void *cls, const char *name, const float *xyz, size_t nvert,
 			   const uint32_t *idx, size_t ntri);
 	void (*persist_delete)(void *cls, const char *name);
+	/* Optional worker threads for big batches (batch.h), NULL: every batch
+	 * runs on the calling thread. */
+	struct batch_pool *pool;
 };
 
 /* What the caller's credentials grant (the server compares the keys). */
@@ -78,6 +82,22 @@ enum api_err api_route(const char *method, const char *path, struct api_route_in
  * one gets 401 before routing (unknown paths are not revealed). */
 int api_path_needs_key(const char *path);
 
+/*
+ * The one access policy, applied by the server before the body is read and
+ * by api_handle: may a caller with auth reach path, whose route needs access
+ * (API_ACCESS_OPEN when the path did not route)? Every /v1 path needs at
+ * least a read key. API_OK, or API_UNAUTHORIZED (answer with
+ * WWW-Authenticate: Bearer) / API_FORBIDDEN with *msg the message to send.
+ */
+enum api_err api_access(const char *path, enum api_access access, enum api_auth auth,
+			const char **msg);
+
+/* A query-string parameter, percent-decoded. */
+struct api_arg {
+	const char *key;
+	const char *value;
+};
+
 struct api_request {
 	const char *method;
 	const char *path;		/* no query string */
@@ -85,12 +105,16 @@ struct api_request {
 	const char *body;		/* may be NULL when body_len is 0 */
 	size_t body_len;
 	enum api_auth auth;
+	const struct api_arg *args;	/* query string, ended by a NULL key; NULL: none */
 };
 
 struct api_response {
 	int status;
 	const char *content_type;	/* static string */
 	struct buf body;
+	/* Set instead of body when not even an error body could be allocated:
+	 * a static answer, never freed. api_response_body gives either. */
+	const char *static_body;
 	char allow[64];			/* set for 405 */
 	int www_authenticate;		/* 401: send WWW-Authenticate: Bearer */
 	const char *route_label;	/* metrics label ("unmatched" if none) */
@@ -107,6 +131,8 @@ enum { API_SHOT_STATIC, API_SHOT_ENTITY, API_SHOT_MISS };
  * also when out of memory (then a 500 with a static body). */
 void api_handle(const struct api_ctx *ctx, const struct api_request *req, struct api_response *resp);
 void api_response_release(struct api_response *resp);
+/* The bytes to send and their length: body's, or the static answer. */
+const char *api_response_body(const struct api_response *resp, size_t *len);
 
 /* Fill resp with the JSON error body for e and a message (printf-style),
  * e.g. from the server for a 413 detected before the body was read. */

@@ -167,6 +167,20 @@ void encode_overlap(struct buf *b, size_t count, const uint32_t *tris, size_t n)
 	buf_putc(b, '}');
 }
 
+void encode_binary_hit(struct buf *b, int32_t triangle, float distance)
+{
+	unsigned char rec[8];
+	uint32_t t = (uint32_t)triangle, d;
+	int k;
+
+	memcpy(&d, &distance, sizeof(d));
+	for (k = 0; k < 4; k++) {
+		rec[k] = (unsigned char)(t >> (8 * k));
+		rec[4 + k] = (unsigned char)(d >> (8 * k));
+	}
+	buf_append(b, rec, sizeof(rec));
+}
+
 void encode_error(struct buf *b, const char *code, const char *message)
 {
 	PUT_LIT(b, "{\"error\":{\"code\":");

@@ -12,22 +12,13 @@
 
 #include "buf.h"
 #include "mesh.h"
+#include "query.h"
 #include "vec.h"
-
-/* A ray/segment hit moved back to world space, ready to print. */
-struct world_hit {
-	float distance;
-	vec3 point;
-	vec3 normal;
-	uint32_t triangle;
-	float u, v;
-	int front_face;
-	float fraction;		/* segments only */
-};
 
 /* Room for about one answer of each kind, to preallocate from batch sizes. */
 #define ENCODE_HIT_BYTES 240
 #define ENCODE_MISS_BYTES 16
+#define ENCODE_BINARY_HIT_BYTES 8
 
 void encode_vec3(struct buf *b, vec3 v);
 
@@ -60,6 +51,10 @@ void encode_hitscan_miss(struct buf *b);
 
 /* {"count": n, "triangles": [i, ...], "truncated": bool} */
 void encode_overlap(struct buf *b, size_t count, const uint32_t *tris, size_t n);
+
+/* A binary batch answer (API.md "Binary batches", the harness's .hits):
+ * int32 triangle (-1: miss) and float32 distance, little-endian. */
+void encode_binary_hit(struct buf *b, int32_t triangle, float distance);
 
 /* {"error": {"code": "...", "message": "..."}} */
 void encode_error(struct buf *b, const char *code, const char *message);

@@ -1,5 +1,7 @@
 /* errors.c - the one table from api results to HTTP status and error code. */
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "errors.h"
 
@@ -30,4 +32,15 @@ const struct api_err_info *api_err_info(enum api_err e)
 	if ((unsigned)e >= API_ERR_COUNT)
 		return &err_table[API_INTERNAL];
 	return &err_table[e];
+}
+
+enum api_err api_fail_set(struct api_fail *f, enum api_err e, const char *fmt, ...)
+{
+	va_list ap;
+
+	f->err = e;
+	va_start(ap, fmt);
+	vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
+	va_end(ap);
+	return e;
 }

@@ -29,4 +29,16 @@ struct api_err_info {
 /* The one table from result to HTTP status and error code. */
 const struct api_err_info *api_err_info(enum api_err e);
 
+/* A failure as every decoder and parser of the api reports it (JSON
+ * requests, JSON/OBJ/STL meshes, binary rays): the result and a message
+ * naming the offending field, line or record. */
+struct api_fail {
+	enum api_err err;
+	char msg[320];
+};
+
+/* Fill f (message printf-style) and return e. */
+enum api_err api_fail_set(struct api_fail *f, enum api_err e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif

@@ -27,12 +27,14 @@ void mesh_data_release(struct mesh_data *d);
  * ("solid ... facet ... endsolid"); vertices are not merged.
  * On failure returns API_INVALID_MESH (msg says what and on which line or
  * facet), API_PAYLOAD_TOO_LARGE (more than max_tris triangles), or
- * API_INTERNAL (out of memory); *out is then empty. msg may be NULL.
+ * API_INTERNAL (out of memory); *out is then empty, and f (may be NULL)
+ * holds the result and the message: the one failure convention of every
+ * mesh decoder (decode.h).
  */
 enum api_err obj_parse(const char *text, size_t len, size_t max_tris,
-		       struct mesh_data *out, char *msg, size_t msglen);
+		       struct mesh_data *out, struct api_fail *f);
 enum api_err stl_parse(const void *data, size_t len, size_t max_tris,
-		       struct mesh_data *out, char *msg, size_t msglen);
+		       struct mesh_data *out, struct api_fail *f);
 
 /*
  * For the two readers above (defined in obj.c): parses the decimal number

@@ -17,6 +17,7 @@ static void resp_init(struct api_response *resp)
 	resp->status = 200;
 	resp->content_type = "application/json";
 	buf_init(&resp->body);
+	resp->static_body = NULL;
 	resp->allow[0] = '\0';
 	resp->www_authenticate = 0;
 	resp->route_label = "unmatched";
@@ -26,26 +27,23 @@ static void resp_init(struct api_response *resp)
 	resp->world_snapshots = 0;
 }
 
-/* The static out-of-memory answer. The body's cap stays 0: release knows
- * not to free it. */
+/* The static out-of-memory answer, in static_body (body left empty). */
 static void respond_oom(struct api_response *resp)
 {
 	buf_release(&resp->body);
+	buf_init(&resp->body);
 	resp->status = 500;
 	resp->content_type = "application/json";
-	resp->body.data = (char *)oom_body;
-	resp->body.len = sizeof(oom_body) - 1;
-	resp->body.cap = 0;
+	resp->static_body = oom_body;
 }
 
 void api_respond_error(struct api_response *resp, enum api_err e, const char *msg)
 {
 	const struct api_err_info *info = api_err_info(e);
 
-	if (resp->body.cap)
-		buf_release(&resp->body);
-	else
-		buf_init(&resp->body);
+	buf_release(&resp->body);
+	buf_init(&resp->body);
+	resp->static_body = NULL;
 	resp->status = info->status;
 	resp->content_type = "application/json";
 	encode_error(&resp->body, info->code, msg);
@@ -76,13 +74,21 @@ void api_error(struct api_response *resp, enum api_err e, const char *fmt, ...)
 	api_respond_error(resp, e, msg);
 }
 
-/* Frees the body (unless it is the static out-of-memory one). */
 void api_response_release(struct api_response *resp)
 {
-	if (resp->body.cap)
-		buf_release(&resp->body);
-	else
-		buf_init(&resp->body);
+	buf_release(&resp->body);
+	buf_init(&resp->body);
+	resp->static_body = NULL;
+}
+
+const char *api_response_body(const struct api_response *resp, size_t *len)
+{
+	if (resp->static_body) {
+		*len = strlen(resp->static_body);
+		return resp->static_body;
+	}
+	*len = resp->body.len;
+	return resp->body.data;
 }
 
 int api_media_type_is(const char *content_type, const char *const *types)
@@ -127,52 +133,73 @@ static const handler_fn handlers[] = {
 	[OP_WORLD_RAYCAST] = handle_world_raycast,
 };
 
-static int op_takes_json_body(enum api_op op)
+/* The body types an operation accepts besides JSON, NULL-terminated (NULL:
+ * JSON only); ops without a query body are not checked here. */
+static const char *const raycast_types[] = { "application/json", "application/octet-stream", NULL };
+static const char *const json_types[] = { "application/json", NULL };
+
+static const char *const *op_body_types(enum api_op op)
 {
-	return op == OP_MESH_RAYCAST || op == OP_MESH_SEGMENT || op == OP_MESH_OVERLAP ||
-	       op == OP_OBB_RAYCAST || op == OP_HITSCAN || op == OP_WORLD_PUT ||
-	       op == OP_WORLD_SNAPSHOT || op == OP_WORLD_HITSCAN || op == OP_WORLD_RAYCAST;
+	switch (op) {
+	case OP_MESH_RAYCAST:
+		return raycast_types;
+	case OP_MESH_SEGMENT:
+	case OP_MESH_OVERLAP:
+	case OP_OBB_RAYCAST:
+	case OP_HITSCAN:
+	case OP_WORLD_PUT:
+	case OP_WORLD_SNAPSHOT:
+	case OP_WORLD_HITSCAN:
+	case OP_WORLD_RAYCAST:
+		return json_types;
+	default:
+		return NULL;
+	}
 }
 
-/* 401/403 when auth does not grant access; 0 when it does. */
-static int check_access(enum api_access access, enum api_auth auth, struct api_response *resp)
+enum api_err api_access(const char *path, enum api_access access, enum api_auth auth,
+			const char **msg)
 {
+	if (api_path_needs_key(path) && access == API_ACCESS_OPEN)
+		access = API_ACCESS_READ;
 	if (access == API_ACCESS_OPEN)
-		return 0;
+		return API_OK;
 	if (auth == API_AUTH_NONE) {
-		resp->www_authenticate = 1;
-		api_respond_error(resp, API_UNAUTHORIZED,
-				  "missing or wrong bearer key (send Authorization: Bearer KEY)");
-		return -1;
+		*msg = "missing or wrong bearer key (send Authorization: Bearer KEY)";
+		return API_UNAUTHORIZED;
 	}
 	if (access == API_ACCESS_WRITE && auth != API_AUTH_WRITE) {
-		api_respond_error(resp, API_FORBIDDEN,
-				  "this key may only query; uploading and deleting meshes needs the write key");
-		return -1;
+		*msg = "this key may only query; uploading and deleting meshes needs the write key";
+		return API_FORBIDDEN;
 	}
-	return 0;
+	return API_OK;
 }
 
 /*
- * Order of checks: a key for any /v1 path (401), route (404, 405), access
- * (403), the {name} in the
+ * Order of checks: access (api_access: 401 for any /v1 path without a key,
+ * 403 for a write with a read key), route (404, 405), the {name} in the
  * path (400), body size (413), content type (415), then the handler, which
  * validates the body before it looks the mesh up (400 before 404).
  */
 void api_handle(const struct api_ctx *ctx, const struct api_request *req, struct api_response *resp)
 {
-	static const char *const json_types[] = { "application/json", NULL };
+	const char *const *types;
 	struct api_route_info info;
 	struct api_match m;
-	enum api_err e;
+	const char *why;
+	enum api_err e, ae;
 	size_t limit;
 	char msg[160];
 
 	resp_init(resp);
 	e = api_route_match(req->method, req->path, &info, &m);
 	resp->route_label = info.label;
-	if (api_path_needs_key(req->path) && check_access(API_ACCESS_READ, req->auth, resp))
+	ae = api_access(req->path, e == API_OK ? info.access : API_ACCESS_OPEN, req->auth, &why);
+	if (ae) {
+		resp->www_authenticate = ae == API_UNAUTHORIZED;
+		api_respond_error(resp, ae, why);
 		return;
+	}
 	if (e == API_NOT_FOUND) {
 		api_respond_error(resp, API_NOT_FOUND, "no such path");
 		return;
@@ -184,8 +211,6 @@ void api_handle(const struct api_ctx *ctx, const struct api_request *req, struct
 		api_respond_error(resp, API_METHOD_NOT_ALLOWED, msg);
 		return;
 	}
-	if (check_access(info.access, req->auth, resp))
-		return;
 	if (m.name_raw_len) {
 		if (m.name_raw_len <= STORE_NAME_MAX)
 			memcpy(m.name, m.name_raw, m.name_raw_len);
@@ -202,10 +227,14 @@ void api_handle(const struct api_ctx *ctx, const struct api_request *req, struct
 		api_respond_error(resp, API_PAYLOAD_TOO_LARGE, msg);
 		return;
 	}
-	if (op_takes_json_body(m.op) && req->content_type && req->content_type[0] &&
-	    !api_media_type_is(req->content_type, json_types)) {
-		snprintf(msg, sizeof(msg),
-			 "Content-Type %.60s is not accepted: send application/json", req->content_type);
+	types = op_body_types(m.op);
+	if (types && req->content_type && req->content_type[0] &&
+	    !api_media_type_is(req->content_type, types)) {
+		size_t n = (size_t)snprintf(msg, sizeof(msg), "Content-Type %.60s is not accepted: send ",
+					    req->content_type);
+
+		for (size_t k = 0; types[k] && n < sizeof(msg); k++)
+			n += (size_t)snprintf(msg + n, sizeof(msg) - n, "%s%s", k ? " or " : "", types[k]);
 		api_respond_error(resp, API_UNSUPPORTED_MEDIA_TYPE, msg);
 		return;
 	}

@@ -6,13 +6,6 @@
 #include "formats.h"
 #include "handlers.h"
 
-static const char *const json_types[] = { "application/json", NULL };
-static const char *const obj_types[] = { "model/obj", NULL };
-/* application/sla and model/x.stl-* are STL's older registrations */
-static const char *const stl_types[] = {
-	"model/stl", "application/sla", "model/x.stl-binary", "model/x.stl-ascii", NULL,
-};
-
 void handle_openapi(const struct api_ctx *ctx, const struct api_request *req,
 		    const struct api_match *m, struct api_response *resp)
 {
@@ -81,45 +74,6 @@ void handle_mesh_delete(const struct api_ctx *ctx, const struct api_request *req
 	resp->content_type = NULL;	/* no body, no Content-Type */
 }
 
-/* The body by content type into d; an error response on failure. */
-static int read_upload(const struct api_ctx *ctx, const struct api_request *req, size_t max_tris,
-		       struct mesh_data *d, struct api_response *resp)
-{
-	struct json_arena arena = JSON_ARENA_INIT;
-	struct api_fail f;
-	enum api_err e;
-	cJSON *root;
-
-	memset(d, 0, sizeof(*d));
-	if (api_media_type_is(req->content_type, json_types)) {
-		e = api_json_parse_in(req->body, req->body_len, &arena, &root, &f);
-		if (!e)
-			e = decode_mesh_json(root, max_tris, d, &f);
-		json_arena_release(&arena);
-		if (e)
-			goto out_fail;
-		return 0;
-	}
-	if (api_media_type_is(req->content_type, obj_types))
-		e = obj_parse(req->body ? req->body : "", req->body_len, max_tris, d, f.msg, sizeof(f.msg));
-	else if (api_media_type_is(req->content_type, stl_types))
-		e = stl_parse(req->body ? req->body : "", req->body_len, max_tris, d, f.msg, sizeof(f.msg));
-	else {
-		snprintf(f.msg, sizeof(f.msg),
-			 "Content-Type %.60s is not accepted: send application/json, model/obj or model/stl",
-			 req->content_type ? req->content_type : "(none)");
-		e = API_UNSUPPORTED_MEDIA_TYPE;
-	}
-	if (e == API_OK)
-		return 0;
-	f.err = e;
-	if (e == API_INTERNAL)
-		snprintf(f.msg, sizeof(f.msg), "out of memory");
-out_fail:
-	api_respond_fail(resp, &f);
-	return -1;
-}
-
 /* The api answer for a mesh_build failure. */
 static void respond_build_error(struct api_response *resp, enum core_result r, size_t bad,
 				size_t max_tris)
@@ -154,6 +108,7 @@ void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 		     const struct api_match *m, struct api_response *resp)
 {
 	size_t max_tris = ctx->limits.max_triangles, bad = 0;
+	struct api_fail f;
 	struct mesh_data d;
 	struct mesh_info mi;
 	struct mesh *mesh;
@@ -164,8 +119,10 @@ void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 
 	if (!max_tris || max_tris > MESH_MAX_TRIANGLES)
 		max_tris = MESH_MAX_TRIANGLES;
-	if (read_upload(ctx, req, max_tris, &d, resp))
+	if (decode_mesh_upload(req->content_type, req->body, req->body_len, max_tris, &d, &f)) {
+		api_respond_fail(resp, &f);
 		return;
+	}
 	r = mesh_build(d.xyz, d.nvert, d.idx, d.ntri, &mesh, &bad);
 	if (r != CORE_OK) {
 		respond_build_error(resp, r, bad, max_tris);

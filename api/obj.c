@@ -184,8 +184,7 @@ struct obj_reader {
 	size_t line;		/* current line, 1-based */
 	uint64_t max_abs;	/* largest absolute (1-based) index so far */
 	size_t max_abs_line;	/* the first line it appears on */
-	char *msg;
-	size_t msglen;
+	struct api_fail *f;	/* may be NULL */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -194,9 +193,10 @@ static enum api_err obj_fail(struct obj_reader *r, enum api_err err,
 {
 	va_list ap;
 
-	if (r->msg && r->msglen) {
+	if (r->f) {
+		r->f->err = err;
 		va_start(ap, fmt);
-		vsnprintf(r->msg, r->msglen, fmt, ap);
+		vsnprintf(r->f->msg, sizeof(r->f->msg), fmt, ap);
 		va_end(ap);
 	}
 	return err;
@@ -405,14 +405,14 @@ static enum api_err obj_face(struct obj_reader *r, const char *p, const char *eo
 }
 
 enum api_err obj_parse(const char *text, size_t len, size_t max_tris,
-		       struct mesh_data *out, char *msg, size_t msglen)
+		       struct mesh_data *out, struct api_fail *f)
 {
-	struct obj_reader r = { .max_tris = max_tris, .msg = msg, .msglen = msglen };
+	struct obj_reader r = { .max_tris = max_tris, .f = f };
 	const char *p, *end, *eol;
 	enum api_err err;
 
-	if (msg && msglen)
-		msg[0] = '\0';
+	if (f)
+		*f = (struct api_fail){ API_OK, "" };
 	if (!out || (!text && len))
 		return obj_fail(&r, API_INTERNAL, "obj_parse: invalid argument");
 	*out = (struct mesh_data){ 0 };

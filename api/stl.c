@@ -22,8 +22,7 @@
 #define STL_RECORD 50
 
 struct stl_out {
-	char *msg;
-	size_t msglen;
+	struct api_fail *f;	/* may be NULL */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -32,9 +31,10 @@ static enum api_err stl_fail(const struct stl_out *o, enum api_err err,
 {
 	va_list ap;
 
-	if (o->msg && o->msglen) {
+	if (o->f) {
+		o->f->err = err;
 		va_start(ap, fmt);
-		vsnprintf(o->msg, o->msglen, fmt, ap);
+		vsnprintf(o->f->msg, sizeof(o->f->msg), fmt, ap);
 		va_end(ap);
 	}
 	return err;
@@ -319,15 +319,15 @@ static bool stl_is_ascii(const unsigned char *b, size_t len, size_t *start)
 }
 
 enum api_err stl_parse(const void *data, size_t len, size_t max_tris,
-		       struct mesh_data *out, char *msg, size_t msglen)
+		       struct mesh_data *out, struct api_fail *f)
 {
-	const struct stl_out o = { .msg = msg, .msglen = msglen };
+	const struct stl_out o = { .f = f };
 	const unsigned char *b = data;
 	uint64_t count = 0, want = 0;
 	size_t start;
 
-	if (msg && msglen)
-		msg[0] = '\0';
+	if (f)
+		*f = (struct api_fail){ API_OK, "" };
 	if (!out || (!data && len))
 		return stl_fail(&o, API_INTERNAL, "stl_parse: invalid argument");
 	*out = (struct mesh_data){ 0 };

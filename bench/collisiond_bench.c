@@ -137,7 +137,8 @@ int main(int argc, char **argv)
 	const char *obj = NULL, *raysf = NULL, *outdir = "results", *tag = NULL;
 	int reps = 5, do_any = 1;
 	size_t warmup = 100000, limit = 0, split = 0, n, len;
-	char tagbuf[256], path[4096], msg[256];
+	char tagbuf[256], path[4096];
+	struct api_fail fail;
 	struct mesh_data md = { 0 };
 	struct mesh *m = NULL;
 	struct mesh_info info;
@@ -188,8 +189,8 @@ int main(int argc, char **argv)
 		tag = basename_noext(raysf, tagbuf, sizeof(tagbuf));
 
 	text = slurp(obj, &len);
-	if (obj_parse(text, len, MESH_MAX_TRIANGLES, &md, msg, sizeof(msg)) != API_OK)
-		die("bad OBJ:", msg);
+	if (obj_parse(text, len, MESH_MAX_TRIANGLES, &md, &fail) != API_OK)
+		die("bad OBJ:", fail.msg);
 	free(text);
 	rays = (struct rec_ray *)slurp(raysf, &len);
 	if (len % sizeof(*rays))

@@ -24,13 +24,6 @@ static double dot3(const double a[3], const double b[3])
 	return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
-static void cross3(const double a[3], const double b[3], double out[3])
-{
-	out[0] = a[1] * b[2] - a[2] * b[1];
-	out[1] = a[2] * b[0] - a[0] * b[2];
-	out[2] = a[0] * b[1] - a[1] * b[0];
-}
-
 static void to_d3(vec3 v, double out[3])
 {
 	out[0] = v.x;
@@ -147,7 +140,7 @@ enum core_result obb_from_axes(vec3 center, vec3 half, const vec3 axes[3], struc
 		}
 	}
 	/* A left-handed set describes the same solid with the third axis flipped. */
-	cross3(g[0], g[1], hand);
+	v3d_cross(g[0], g[1], hand);
 	if (dot3(hand, g[2]) < 0)
 		for (j = 0; j < 3; j++)
 			g[2][j] = -g[2][j];
@@ -309,7 +302,7 @@ int obb_triangle_overlap(const struct obb *b, vec3 a, vec3 bv, vec3 c)
 	for (j = 0; j < 3; j++)
 		for (i = 0; i < 3; i++)
 			f[j][i] = v[(j + 1) % 3][i] - v[j][i];
-	cross3(f[0], f[1], L);
+	v3d_cross(f[0], f[1], L);
 	if (sat_separates(L, v, h, slack))
 		return 0;
 	for (i = 0; i < 3; i++) {
@@ -317,7 +310,7 @@ int obb_triangle_overlap(const struct obb *b, vec3 a, vec3 bv, vec3 c)
 			double e[3] = { 0, 0, 0 };
 
 			e[i] = 1;
-			cross3(e, f[j], L);
+			v3d_cross(e, f[j], L);
 			if (sat_separates(L, v, h, slack))
 				return 0;
 		}
@@ -364,7 +357,7 @@ int obb_aabb_overlap(const struct obb *b, vec3 lo, vec3 hi)
 			double e[3] = { 0, 0, 0 };
 
 			e[(k - 6) / 3] = 1;
-			cross3(e, ax[(k - 6) % 3], L);
+			v3d_cross(e, ax[(k - 6) % 3], L);
 		}
 		len2 = dot3(L, L);
 		if (len2 == 0)

@@ -4,6 +4,10 @@
 
 #include <math.h>
 
+/* The smaller / larger of two numbers (NaN-unaware: the second when unordered). */
+#define MINF(a, b) ((a) < (b) ? (a) : (b))
+#define MAXF(a, b) ((a) > (b) ? (a) : (b))
+
 typedef struct {
 	float x, y, z;
 } vec3;
@@ -28,6 +32,13 @@ static inline float v3_dot(vec3 a, vec3 b) { return a.x * b.x + a.y * b.y + a.z 
 static inline vec3 v3_cross(vec3 a, vec3 b)
 {
 	return v3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
+}
+/* The cross product a x b in double, for normals that must not round twice. */
+static inline void v3d_cross(const double a[3], const double b[3], double out[3])
+{
+	out[0] = a[1] * b[2] - a[2] * b[1];
+	out[1] = a[2] * b[0] - a[0] * b[2];
+	out[2] = a[0] * b[1] - a[1] * b[0];
 }
 static inline vec3 v3_min(vec3 a, vec3 b)
 {

@@ -31,7 +31,8 @@ const char config_usage[] =
 	"                           (needs --api-key)\n"
 	"  --max-body-bytes SIZE    largest mesh upload body (256M)\n"
 	"  --max-query-bytes SIZE   largest body of any other request (16M)\n"
-	"  --max-batch N            rays/segments/shots/boxes per request (65536)\n"
+	"  --max-batch N            rays/segments/shots per request (65536)\n"
+	"  --max-boxes N            boxes per OBB or hitscan request (65536)\n"
 	"  --max-triangles N        triangles per mesh (16M)\n"
 	"  --max-meshes N           meshes held, 0 = unlimited (0)\n"
 	"  --max-worlds N           worlds held, 0 = unlimited (64)\n"
@@ -77,6 +78,7 @@ static const struct opt opts[] = {
 	{ "max-body-bytes", OPT_COUNT, F(max_body_bytes), 1, SIZE_MAX },
 	{ "max-query-bytes", OPT_COUNT, F(max_query_bytes), 1, SIZE_MAX },
 	{ "max-batch", OPT_COUNT, F(max_batch), 1, UINT32_MAX },
+	{ "max-boxes", OPT_COUNT, F(max_boxes), 1, UINT32_MAX },
 	{ "max-triangles", OPT_COUNT, F(max_triangles), 1, MESH_MAX_TRIANGLES },
 	{ "max-meshes", OPT_COUNT, F(max_meshes), 0, UINT32_MAX },
 	{ "max-worlds", OPT_COUNT, F(max_worlds), 0, UINT32_MAX },
@@ -105,6 +107,7 @@ void config_defaults(struct config *cfg)
 	cfg->max_body_bytes = (size_t)256 << 20;
 	cfg->max_query_bytes = (size_t)16 << 20;
 	cfg->max_batch = 65536;
+	cfg->max_boxes = 65536;
 	cfg->max_triangles = (size_t)16 << 20;
 	cfg->max_meshes = 0;
 	cfg->max_worlds = 64;

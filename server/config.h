@@ -29,6 +29,7 @@ struct config {
 	size_t max_body_bytes;		/* mesh uploads */
 	size_t max_query_bytes;		/* every other body */
 	size_t max_batch;
+	size_t max_boxes;		/* boxes per OBB/hitscan request: each costs every ray a test */
 	size_t max_triangles;
 	size_t max_meshes;		/* 0 = unlimited */
 	size_t max_worlds;		/* 0 = unlimited */

@@ -149,7 +149,12 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct request *r
 	size_t len = 0;
 	char *data = buf_detach(&resp->body, &len);
 
-	if (data)
+	if (resp->static_body) {
+		/* the api's static answer (out of memory): never freed, never written */
+		api_response_body(resp, &len);
+		mr = MHD_create_response_from_buffer(len, (void *)resp->static_body,
+						     MHD_RESPMEM_PERSISTENT);
+	} else if (data)
 		mr = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
 	else
 		mr = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
@@ -265,15 +270,39 @@ static enum MHD_Result serve_ops(struct http_server *s, struct MHD_Connection *c
 	return ret;
 }
 
+/* Query-string parameters for the api: at most QUERY_ARGS_MAX are kept. */
+#define QUERY_ARGS_MAX 8
+struct query_args {
+	struct api_arg a[QUERY_ARGS_MAX + 1];	/* ended by a NULL key */
+	size_t n;
+};
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				   const char *value)
+{
+	struct query_args *qa = cls;
+
+	if (qa->n == QUERY_ARGS_MAX)
+		return MHD_NO;
+	qa->a[qa->n].key = key;
+	qa->a[qa->n].value = value ? value : "";
+	qa->n++;
+	return MHD_YES;
+}
+
 /* Hand the whole request to the api layer and queue its answer. */
 static enum MHD_Result serve_api(struct http_server *s, struct MHD_Connection *c,
 				 struct request *r, const char *url, const char *method)
 {
+	struct query_args qa;
 	struct api_request req;
 	struct api_response resp;
 	enum MHD_Result ret;
 
+	memset(&qa, 0, sizeof(qa));
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &qa);
 	memset(&req, 0, sizeof(req));
+	req.args = qa.a;
 	req.method = strcmp(method, "HEAD") == 0 ? "GET" : method;
 	req.path = url;
 	req.content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
@@ -330,7 +359,8 @@ static void classify(struct http_server *s, struct MHD_Connection *c, struct req
 		     const char *url, const char *method, uint64_t clen, int known)
 {
 	struct api_route_info info;
-	enum api_err e;
+	const char *why;
+	enum api_err e, ae;
 
 	if (ops_route(url, &r->route_label)) {
 		r->ops = 1;
@@ -344,9 +374,10 @@ static void classify(struct http_server *s, struct MHD_Connection *c, struct req
 	e = api_route(strcmp(method, "HEAD") == 0 ? "GET" : method, url, &info);
 	r->route_label = info.label;
 	r->auth = request_auth(s, c);
-	if (r->auth == API_AUTH_NONE && api_path_needs_key(url)) {
-		/* the api's rule, applied before the body is read */
-		refuse(r, API_UNAUTHORIZED, NULL, "missing or wrong bearer key");
+	/* the api's access policy, applied before the body is read */
+	ae = api_access(url, e == API_OK ? info.access : API_ACCESS_OPEN, r->auth, &why);
+	if (ae) {
+		refuse(r, ae, NULL, why);
 		return;
 	}
 	if (e == API_NOT_FOUND) {
@@ -359,14 +390,6 @@ static void classify(struct http_server *s, struct MHD_Connection *c, struct req
 	}
 	if (e != API_OK) {
 		refuse(r, API_INTERNAL, NULL, "routing failed");
-		return;
-	}
-	if (info.access != API_ACCESS_OPEN && r->auth == API_AUTH_NONE) {
-		refuse(r, API_UNAUTHORIZED, NULL, "missing or wrong bearer key");
-		return;
-	}
-	if (info.access == API_ACCESS_WRITE && r->auth != API_AUTH_WRITE) {
-		refuse(r, API_FORBIDDEN, NULL, "this key may only query; writes need the API key");
 		return;
 	}
 	if (!atomic_load_explicit(s->p.ready, memory_order_acquire)) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "batch.h"
 #include "config.h"
 #include "demo.h"
 #include "http.h"
@@ -60,7 +61,7 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 		goto out_free_metrics;
 	}
 	api.limits.max_batch = cfg->max_batch;
-	api.limits.max_boxes = cfg->max_batch;
+	api.limits.max_boxes = cfg->max_boxes;
 	api.limits.max_triangles = cfg->max_triangles;
 	api.limits.max_meshes = cfg->max_meshes;
 	api.limits.max_body_mesh = cfg->max_body_bytes;
@@ -76,6 +77,11 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 	}
 	api.openapi_yaml = openapi_yaml;
 	api.openapi_len = openapi_yaml_len;
+	/* big batches: the calling thread plus threads - 1 workers */
+	if (cfg->threads > 1 && !(api.pool = batch_pool_create(cfg->threads - 1))) {
+		log_msg(log, LOG_ERROR, "cannot start the batch worker threads");
+		goto out_free_store;
+	}
 
 	if (cfg->demo && demo_store(api.store, cfg->max_meshes) != CORE_OK) {
 		log_msg(log, LOG_ERROR, "--demo: cannot store the demo mesh");
@@ -122,6 +128,7 @@ out_close_persist:
 		persist_close(&persist);
 out_free_store:
 	world_registry_free(api.worlds);	/* before the store: worlds hold meshes */
+	batch_pool_destroy(api.pool);
 	store_free(api.store);
 out_free_metrics:
 	free(metrics);

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # HTTP against core: a random mesh and random rays (python3, stdlib only),
-# sent as one JSON batch, must give exactly the triangle and the float32
+# sent as one JSON batch and as one binary batch (application/octet-stream,
+# API.md "Binary batches"), must give exactly the triangle and the float32
 # distance that ${BUILD}/collisiond-bench computes offline on the same OBJ and
-# rays (the anchor protocol of ../shared/bench/README.md).
+# rays (the anchor protocol of ../shared/bench/README.md); batches big enough
+# to be split across the worker threads answer the same bytes.
 . "$(dirname "$0")/lib.sh"
 require_daemon
 
@@ -68,9 +70,12 @@ for o, d, tmax in rays:
     if tmax < 3e38: r["max_distance"] = tmax
     batch.append(r)
 with open(out + "/batch.json", "w") as f: json.dump({"rays": batch}, f)
+with open(out + "/cull.json", "w") as f: json.dump({"rays": batch, "backfaces": "cull"}, f)
+with open(out + "/big.json", "w") as f: json.dump({"rays": batch * 4}, f)
 PY
 
-start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
+# --threads 3: big batches are split in 3 chunks however many CPUs run the test
+start_daemon --threads 3 --max-batch 30000 || { echo "not ok 1 - daemon starts"; exit 1; }
 
 test_expect 'the random OBJ uploads' '
 	expect 201 PUT /v1/meshes/rnd -H "Content-Type: model/obj" --data-binary @"$TMP/m.obj" &&
@@ -106,5 +111,60 @@ print("%d rays, %d hits, %d differ (largest relative distance difference %.3g)" 
 print("\n".join(bad[:8]))
 sys.exit(0 if len(hits) == len(res) == 1500 and nhit > 300 and not bad else 1)
 PY
+'
+
+# binary: POST the .rays file itself; answers are the .hits records
+bin_post() {	# bin_post STATUS QUERY FILE
+	expect "$1" POST "/v1/meshes/rnd/raycast$2" -H "Content-Type: application/octet-stream" \
+		--data-binary @"$3"
+}
+test_expect 'a binary batch answers the bench .hits byte for byte' '
+	bin_post 200 "" "$TMP/r.rays" && header Content-Type application/octet-stream &&
+	cmp "$TMP/body" "$TMP/hv_project.hits"
+'
+test_expect 'a big binary batch (21000 rays, split across threads) answers the same bytes' '
+	for i in $(seq 14); do cat "$TMP/r.rays"; done >"$TMP/big.rays" &&
+	for i in $(seq 14); do cat "$TMP/hv_project.hits"; done >"$TMP/big.hits" &&
+	bin_post 200 "" "$TMP/big.rays" && cmp "$TMP/body" "$TMP/big.hits"
+'
+test_expect 'a big JSON batch (6000 rays, split) answers as four small ones' '
+	expect 200 POST /v1/meshes/rnd/raycast -H "Content-Type: application/json" --data-binary @"$TMP/big.json" &&
+	python3 -c "
+import json, sys
+small = open(sys.argv[1], \"rb\").read()[len(b\"{\\\"results\\\":[\"):-2]
+want = b\"{\\\"results\\\":[\" + b\",\".join([small] * 4) + b\"]}\"
+sys.exit(0 if open(sys.argv[2], \"rb\").read() == want else 1)" "$TMP/http.json" "$TMP/body"
+'
+test_expect 'binary options: backfaces=cull equals the JSON answers, mode=any agrees on hit or miss' '
+	expect 200 POST /v1/meshes/rnd/raycast -H "Content-Type: application/json" --data-binary @"$TMP/cull.json" &&
+	cp "$TMP/body" "$TMP/cull.out" && bin_post 200 "?backfaces=cull" "$TMP/r.rays" && cp "$TMP/body" "$TMP/cull.bin" &&
+	bin_post 200 "?mode=any&backfaces=hit" "$TMP/r.rays" && cp "$TMP/body" "$TMP/any.bin" &&
+	python3 - "$TMP/cull.out" "$TMP/cull.bin" "$TMP/any.bin" "$TMP/hv_project.hits" <<"PY"
+import json, struct, sys
+res = json.load(open(sys.argv[1]))["results"]
+rec = lambda p: [struct.unpack_from("<if", open(p, "rb").read(), 8 * i) for i in range(len(res))]
+cull, anyh, closest = rec(sys.argv[2]), rec(sys.argv[3]), rec(sys.argv[4])
+ok = all((r["triangle"], struct.unpack("<f", struct.pack("<f", r["distance"]))[0]) == c if r["hit"] else c[0] == -1
+         for r, c in zip(res, cull))
+ok = ok and all((a[0] < 0) == (c[0] < 0) for a, c in zip(anyh, closest))
+ok = ok and sum(c[0] >= 0 for c in cull) < sum(c[0] >= 0 for c in closest)
+sys.exit(0 if ok else 1)
+PY
+'
+test_expect 'binary errors: length, zero or non-finite direction by record, options, limit' '
+	head -c 30 "$TMP/r.rays" >"$TMP/odd.rays" && bin_post 400 "" "$TMP/odd.rays" &&
+	errcode invalid_request "30 bytes is not a whole number of 28-byte ray records" &&
+	python3 -c "
+import struct, sys
+good = struct.pack(\"<7f\", 0, 5, 0, 0, -1, 0, 3.4e38)
+open(sys.argv[1], \"wb\").write(good * 2 + struct.pack(\"<7f\", 0, 5, 0, 0, 0, 0, 1))
+open(sys.argv[2], \"wb\").write(good + struct.pack(\"<7f\", 0, 5, 0, float(\"nan\"), 1, 0, 1))
+open(sys.argv[3], \"wb\").write(good * 30001)" "$TMP/zero.rays" "$TMP/nan.rays" "$TMP/many.rays" &&
+	bin_post 400 "" "$TMP/zero.rays" && errcode invalid_request "rays[2].direction: must not be zero" &&
+	bin_post 400 "" "$TMP/nan.rays" && errcode invalid_request "rays[1].direction: must be 3 finite numbers" &&
+	bin_post 400 "?mode=all" "$TMP/r.rays" && errcode invalid_request "mode must be closest or any" &&
+	bin_post 400 "?max_hits=3" "$TMP/r.rays" && errcode invalid_request "unknown parameter max_hits" &&
+	bin_post 413 "" "$TMP/many.rays" && errcode payload_too_large "30001 entries, the limit is 30000" &&
+	expect 415 POST /v1/meshes/rnd/segment -H "Content-Type: application/octet-stream" --data-binary @"$TMP/r.rays"
 '
 test_done

@@ -27,7 +27,7 @@ static void teardown(void)
 static void call(const char *method, const char *path, const char *ctype, const char *body,
 		 enum api_auth auth, struct api_response *resp)
 {
-	struct api_request rq = { method, path, ctype, body, body ? strlen(body) : 0, auth };
+	struct api_request rq = { method, path, ctype, body, body ? strlen(body) : 0, auth, NULL };
 
 	api_handle(&ctx, &rq, resp);
 }

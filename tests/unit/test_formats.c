@@ -9,18 +9,46 @@
 #include "formats.h"
 
 #define MAXT 1000
-#define MSGLEN 256
+#define MSGLEN 320
 
 /* ---- helpers */
 
+/* The result e of a reader, its message copied to msg (msglen bytes; may
+ * be NULL), after checking that f carries the same result. */
+static enum api_err with_msg(enum api_err e, const struct api_fail *f, char *msg, size_t msglen)
+{
+	if (!msg)
+		return e;
+	ck_assert_int_eq(f->err, e);
+	if (msglen)
+		snprintf(msg, msglen, "%s", f->msg);
+	return e;
+}
+
+static enum api_err obj_parse_msg(const char *s, size_t len, size_t max_tris, struct mesh_data *m,
+				  char *msg, size_t msglen)
+{
+	struct api_fail f;
+
+	return with_msg(obj_parse(s, len, max_tris, m, msg ? &f : NULL), &f, msg, msglen);
+}
+
+static enum api_err stl_parse_msg(const void *s, size_t len, size_t max_tris, struct mesh_data *m,
+				  char *msg, size_t msglen)
+{
+	struct api_fail f;
+
+	return with_msg(stl_parse(s, len, max_tris, m, msg ? &f : NULL), &f, msg, msglen);
+}
+
 static enum api_err obj_str(const char *s, size_t max_tris, struct mesh_data *m, char *msg)
 {
-	return obj_parse(s, strlen(s), max_tris, m, msg, MSGLEN);
+	return obj_parse_msg(s, strlen(s), max_tris, m, msg, MSGLEN);
 }
 
 static enum api_err stl_str(const char *s, size_t max_tris, struct mesh_data *m, char *msg)
 {
-	return stl_parse(s, strlen(s), max_tris, m, msg, MSGLEN);
+	return stl_parse_msg(s, strlen(s), max_tris, m, msg, MSGLEN);
 }
 
 static void assert_empty(const struct mesh_data *m)
@@ -174,7 +202,7 @@ START_TEST(obj_not_nul_terminated)
 
 	ck_assert_ptr_nonnull(exact);
 	memcpy(exact, src, len);
-	ck_assert_int_eq(obj_parse(exact, len, MAXT, &m, msg, sizeof(msg)), API_OK);
+	ck_assert_int_eq(obj_parse_msg(exact, len, MAXT, &m, msg, sizeof(msg)), API_OK);
 	assert_tris(&m, tri012, 1);
 	mesh_data_release(&m);
 	free(exact);
@@ -224,9 +252,9 @@ START_TEST(obj_msg_may_be_null)
 {
 	struct mesh_data m;
 
-	ck_assert_int_eq(obj_parse("f 1 2", 5, MAXT, &m, NULL, 0), API_INVALID_MESH);
+	ck_assert_int_eq(obj_parse_msg("f 1 2", 5, MAXT, &m, NULL, 0), API_INVALID_MESH);
 	assert_empty(&m);
-	ck_assert_int_eq(stl_parse("x", 1, MAXT, &m, NULL, 0), API_INVALID_MESH);
+	ck_assert_int_eq(stl_parse_msg("x", 1, MAXT, &m, NULL, 0), API_INVALID_MESH);
 	assert_empty(&m);
 }
 END_TEST
@@ -236,7 +264,7 @@ START_TEST(obj_empty_input)
 	struct mesh_data m;
 	char msg[MSGLEN];
 
-	ck_assert_int_eq(obj_parse(NULL, 0, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
+	ck_assert_int_eq(obj_parse_msg(NULL, 0, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
 	ck_assert_ptr_nonnull(strstr(msg, "no triangles"));
 	assert_empty(&m);
 }
@@ -464,7 +492,7 @@ static void stl_binary_ok(const char *header)
 	size_t len;
 	unsigned char *b = stl_binary_make(two_facets, 2, header, &len);
 
-	ck_assert_msg(stl_parse(b, len, MAXT, &m, msg, sizeof(msg)) == API_OK, "%s", msg);
+	ck_assert_msg(stl_parse_msg(b, len, MAXT, &m, msg, sizeof(msg)) == API_OK, "%s", msg);
 	assert_xyz(&m, two_facets, 6);
 	assert_tris(&m, identity6, 2);
 	mesh_data_release(&m);
@@ -530,18 +558,18 @@ START_TEST(stl_binary_truncated)
 	unsigned char *b = stl_binary_make(two_facets, 2, "solid x", &len);
 
 	put_le32(b + 80, 3);	/* says 3, holds 2 */
-	ck_assert_int_eq(stl_parse(b, len, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
+	ck_assert_int_eq(stl_parse_msg(b, len, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
 	assert_empty(&m);
 	/* starts with "solid", so it was read as ASCII: the message must say so */
 	ck_assert_ptr_nonnull(strstr(msg, "line 1"));
 	free(b);
 
 	b = stl_binary_make(two_facets, 2, NULL, &len);
-	ck_assert_int_eq(stl_parse(b, len - 20, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
+	ck_assert_int_eq(stl_parse_msg(b, len - 20, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
 	ck_assert_msg(strstr(msg, "truncated binary STL") && strstr(msg, "facet 2 is incomplete"),
 		      "%s", msg);
 	assert_empty(&m);
-	ck_assert_int_eq(stl_parse(b, 60, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
+	ck_assert_int_eq(stl_parse_msg(b, 60, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
 	ck_assert_msg(strstr(msg, "not an STL file"), "%s", msg);
 	free(b);
 }
@@ -555,11 +583,11 @@ START_TEST(stl_binary_count_mismatch)
 	unsigned char *b = stl_binary_make(two_facets, 2, NULL, &len);
 
 	put_le32(b + 80, 1);	/* says 1, holds 2 */
-	ck_assert_int_eq(stl_parse(b, len, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
+	ck_assert_int_eq(stl_parse_msg(b, len, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
 	ck_assert_msg(strstr(msg, "count mismatch") && strstr(msg, "says 1 facets"), "%s", msg);
 	assert_empty(&m);
 	put_le32(b + 80, 0xffffffffu);	/* 84 + 50 * count must not wrap */
-	ck_assert_int_eq(stl_parse(b, len, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
+	ck_assert_int_eq(stl_parse_msg(b, len, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
 	ck_assert_msg(strstr(msg, "truncated"), "%s", msg);
 	free(b);
 }
@@ -576,14 +604,14 @@ START_TEST(stl_binary_not_finite)
 	memcpy(bad, two_facets, sizeof(bad));
 	bad[13] = INFINITY;
 	b = stl_binary_make(bad, 2, NULL, &len);
-	ck_assert_int_eq(stl_parse(b, len, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
+	ck_assert_int_eq(stl_parse_msg(b, len, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
 	ck_assert_msg(strstr(msg, "facet 2: vertex coordinate is not a finite float"), "%s", msg);
 	assert_empty(&m);
 	free(b);
 	bad[13] = 0;
 	bad[2] = NAN;
 	b = stl_binary_make(bad, 2, NULL, &len);
-	ck_assert_int_eq(stl_parse(b, len, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
+	ck_assert_int_eq(stl_parse_msg(b, len, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
 	ck_assert_msg(strstr(msg, "facet 1:"), "%s", msg);
 	free(b);
 }
@@ -596,9 +624,9 @@ START_TEST(stl_binary_empty)
 	size_t len;
 	unsigned char *b = stl_binary_make(NULL, 0, NULL, &len);
 
-	ck_assert_int_eq(stl_parse(b, len, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
+	ck_assert_int_eq(stl_parse_msg(b, len, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
 	ck_assert_ptr_nonnull(strstr(msg, "no triangles"));
-	ck_assert_int_eq(stl_parse(b, 0, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
+	ck_assert_int_eq(stl_parse_msg(b, 0, MAXT, &m, msg, sizeof(msg)), API_INVALID_MESH);
 	ck_assert_ptr_nonnull(strstr(msg, "no triangles"));
 	free(b);
 }
@@ -611,10 +639,10 @@ START_TEST(stl_too_many_triangles)
 	size_t len;
 	unsigned char *b = stl_binary_make(two_facets, 2, NULL, &len);
 
-	ck_assert_int_eq(stl_parse(b, len, 1, &m, msg, sizeof(msg)), API_PAYLOAD_TOO_LARGE);
+	ck_assert_int_eq(stl_parse_msg(b, len, 1, &m, msg, sizeof(msg)), API_PAYLOAD_TOO_LARGE);
 	ck_assert_msg(strstr(msg, "more than the limit of 1"), "%s", msg);
 	assert_empty(&m);
-	ck_assert_int_eq(stl_parse(b, len, 2, &m, msg, sizeof(msg)), API_OK);
+	ck_assert_int_eq(stl_parse_msg(b, len, 2, &m, msg, sizeof(msg)), API_OK);
 	mesh_data_release(&m);
 	free(b);
 
@@ -865,25 +893,25 @@ START_TEST(random_round_trip)
 
 		rmesh_make(&r, &m);
 		text = obj_write(&r, &m, &len);
-		ck_assert_msg(obj_parse(text, len, m.ntri, &d, msg, sizeof(msg)) == API_OK,
+		ck_assert_msg(obj_parse_msg(text, len, m.ntri, &d, msg, sizeof(msg)) == API_OK,
 			      "iter %d: %s\n%s", iter, msg, text);
 		assert_xyz(&d, m.xyz, m.nvert);
 		assert_tris(&d, m.idx, m.ntri);
 		mesh_data_release(&d);
 		if (m.ntri > 1)
-			ck_assert_int_eq(obj_parse(text, len, m.ntri - 1, &d, msg, sizeof(msg)),
+			ck_assert_int_eq(obj_parse_msg(text, len, m.ntri - 1, &d, msg, sizeof(msg)),
 					 API_PAYLOAD_TOO_LARGE);
 		free(text);
 
 		want = stl_expected(&m);
 		bin = stl_binary_make(want, m.ntri, rng_below(&r, 2) ? "solid random" : NULL, &len);
-		ck_assert_msg(stl_parse(bin, len, m.ntri, &d, msg, sizeof(msg)) == API_OK, "%s", msg);
+		ck_assert_msg(stl_parse_msg(bin, len, m.ntri, &d, msg, sizeof(msg)) == API_OK, "%s", msg);
 		assert_stl_result(&d, want, m.ntri);
 		mesh_data_release(&d);
 		free(bin);
 
 		text = stl_ascii_write(&r, &m, &len);
-		ck_assert_msg(stl_parse(text, len, m.ntri, &d, msg, sizeof(msg)) == API_OK,
+		ck_assert_msg(stl_parse_msg(text, len, m.ntri, &d, msg, sizeof(msg)) == API_OK,
 			      "iter %d: %s", iter, msg);
 		assert_stl_result(&d, want, m.ntri);
 		mesh_data_release(&d);

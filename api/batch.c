@@ -1,0 +1,257 @@
+/* batch.c - the batch driver: items to framed answers, big batches split
+ * across worker threads in contiguous chunks joined in order. */
+#include <pthread.h>
+#include <stdalign.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+
+/* Chunks of a split batch get at least this many items. */
+#define CHUNK_MIN 1024
+/* Scratch of this size or less lives on the stack of an unsplit batch. */
+#define STACK_SCRATCH 1024
+
+struct batch_sync {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	size_t left;			/* chunks not yet finished */
+};
+
+/* Items [a, b) of a job, answered into their own buffer. */
+struct chunk {
+	const struct batch_job *job;
+	size_t a, b;
+	struct buf out;
+	void *scratch;
+	enum core_result res;
+	size_t failed;
+	struct batch_sync *sync;
+	struct chunk *next;		/* pool queue */
+};
+
+struct batch_pool {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct chunk *head, *tail;
+	int stop;
+	unsigned nthreads;
+	pthread_t *threads;
+};
+
+/* Items [c->a, c->b), comma-separated for JSON (none before item 0). */
+static void chunk_run(struct chunk *c)
+{
+	const struct batch_job *job = c->job;
+	size_t i;
+
+	c->res = CORE_OK;
+	for (i = c->a; i < c->b; i++) {
+		if (i && job->framing == BATCH_JSON)
+			buf_putc(&c->out, ',');
+		c->res = job->item(job->cls, i, c->scratch, &c->out);
+		if (c->res != CORE_OK) {
+			c->failed = i;
+			return;
+		}
+	}
+}
+
+static void chunk_finish(struct chunk *c)
+{
+	pthread_mutex_lock(&c->sync->mu);
+	c->sync->left--;
+	if (c->sync->left == 0)
+		pthread_cond_broadcast(&c->sync->cv);
+	pthread_mutex_unlock(&c->sync->mu);
+}
+
+/* The next queued chunk, or NULL (wait: block until one comes or stop). */
+static struct chunk *pool_pop(struct batch_pool *p, int wait)
+{
+	struct chunk *c;
+
+	pthread_mutex_lock(&p->mu);
+	while (wait && !p->head && !p->stop)
+		pthread_cond_wait(&p->cv, &p->mu);
+	c = p->head;
+	if (c) {
+		p->head = c->next;
+		if (!p->head)
+			p->tail = NULL;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return c;
+}
+
+static void *worker(void *arg)
+{
+	struct batch_pool *p = arg;
+	struct chunk *c;
+
+	while ((c = pool_pop(p, 1)) != NULL) {
+		chunk_run(c);
+		chunk_finish(c);
+	}
+	return NULL;
+}
+
+struct batch_pool *batch_pool_create(unsigned threads)
+{
+	struct batch_pool *p;
+	unsigned k;
+
+	if (threads == 0)
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->threads = calloc(threads, sizeof(*p->threads));
+	if (!p->threads || pthread_mutex_init(&p->mu, NULL)) {
+		free(p->threads);
+		free(p);
+		return NULL;
+	}
+	if (pthread_cond_init(&p->cv, NULL)) {
+		pthread_mutex_destroy(&p->mu);
+		free(p->threads);
+		free(p);
+		return NULL;
+	}
+	for (k = 0; k < threads; k++) {
+		if (pthread_create(&p->threads[k], NULL, worker, p))
+			break;
+		p->nthreads++;
+	}
+	if (p->nthreads < threads) {
+		batch_pool_destroy(p);
+		return NULL;
+	}
+	return p;
+}
+
+void batch_pool_destroy(struct batch_pool *p)
+{
+	unsigned k;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	for (k = 0; k < p->nthreads; k++)
+		pthread_join(p->threads[k], NULL);
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	free(p->threads);
+	free(p);
+}
+
+/* The chunks of a split run: nchunks > 1, each with its scratch. */
+static enum core_result run_split(struct batch_pool *p, const struct batch_job *job,
+				  size_t nchunks, struct buf *out, size_t *failed)
+{
+	size_t k, per = (job->n + nchunks - 1) / nchunks;
+	size_t sb = (job->scratch_bytes + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
+	struct batch_sync sync = { .left = nchunks - 1 };
+	enum core_result res = CORE_OK;
+	struct chunk *ch, *c;
+	char *scratch = NULL;
+
+	ch = calloc(nchunks, sizeof(*ch));
+	if (sb && nchunks <= SIZE_MAX / sb)
+		scratch = malloc(nchunks * sb);
+	if (!ch || (sb && !scratch)) {
+		free(ch);
+		free(scratch);
+		return CORE_ENOMEM;
+	}
+	pthread_mutex_init(&sync.mu, NULL);
+	pthread_cond_init(&sync.cv, NULL);
+	for (k = 0; k < nchunks; k++) {
+		c = &ch[k];
+		c->job = job;
+		c->a = k * per < job->n ? k * per : job->n;
+		c->b = c->a + per < job->n ? c->a + per : job->n;
+		buf_init(&c->out);
+		buf_reserve(&c->out, (c->b - c->a) * job->answer_bytes);
+		c->scratch = sb ? scratch + k * sb : NULL;
+		c->sync = &sync;
+	}
+	/* chunks 1.. to the workers, chunk 0 here, then help with the queue */
+	pthread_mutex_lock(&p->mu);
+	for (k = 1; k < nchunks; k++) {
+		ch[k].next = NULL;
+		if (p->tail)
+			p->tail->next = &ch[k];
+		else
+			p->head = &ch[k];
+		p->tail = &ch[k];
+	}
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	chunk_run(&ch[0]);
+	while ((c = pool_pop(p, 0)) != NULL) {
+		chunk_run(c);
+		chunk_finish(c);
+	}
+	pthread_mutex_lock(&sync.mu);
+	while (sync.left)
+		pthread_cond_wait(&sync.cv, &sync.mu);
+	pthread_mutex_unlock(&sync.mu);
+	for (k = 0; k < nchunks; k++) {
+		if (res == CORE_OK && ch[k].res != CORE_OK) {
+			res = ch[k].res;
+			*failed = ch[k].failed;
+		}
+		if (res == CORE_OK) {
+			buf_append(out, ch[k].out.data ? ch[k].out.data : "", ch[k].out.len);
+			if (ch[k].out.oom)
+				out->oom = 1;
+		}
+		buf_release(&ch[k].out);
+	}
+	pthread_cond_destroy(&sync.cv);
+	pthread_mutex_destroy(&sync.mu);
+	free(scratch);
+	free(ch);
+	return res;
+}
+
+enum core_result batch_run(struct batch_pool *pool, const struct batch_job *job, struct buf *out,
+			   size_t *failed)
+{
+	alignas(max_align_t) char stack[STACK_SCRATCH];
+	struct chunk one = { .job = job, .a = 0, .b = job->n };
+	size_t nchunks = 1;
+	enum core_result res;
+
+	*failed = 0;
+	if (pool && job->n >= BATCH_SPLIT_MIN) {
+		nchunks = job->n / CHUNK_MIN;
+		if (nchunks > (size_t)pool->nthreads + 1)
+			nchunks = (size_t)pool->nthreads + 1;
+	}
+	if (job->framing == BATCH_JSON)
+		buf_puts(out, "{\"results\":[");
+	if (nchunks > 1) {
+		res = run_split(pool, job, nchunks, out, failed);
+	} else {
+		buf_reserve(out, 32 + job->n * job->answer_bytes);
+		one.out = *out;
+		one.scratch = job->scratch_bytes <= sizeof(stack) ? stack : malloc(job->scratch_bytes);
+		if (!one.scratch)
+			return CORE_ENOMEM;
+		chunk_run(&one);
+		*out = one.out;
+		if (one.scratch != stack)
+			free(one.scratch);
+		res = one.res;
+		*failed = one.failed;
+	}
+	if (res == CORE_OK && job->framing == BATCH_JSON)
+		buf_puts(out, "]}");
+	return res;
+}

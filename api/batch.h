@@ -1,0 +1,65 @@
+/* batch.h - the one batch driver every query endpoint answers through: N
+ * items (rays, segments, shots), one callback per item that appends its
+ * answer, the framing of the answers in one place, and big batches split
+ * across a small pool of worker threads with the answers kept in order.
+ *
+ * A new endpoint is a decoder (decode.h), an item callback and an encoder
+ * (encode.h); the driver does the rest.
+ */
+#ifndef API_BATCH_H
+#define API_BATCH_H
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "core.h"
+
+/*
+ * Answer item i of the batch described by cls: append exactly one answer to
+ * out. scratch is job->scratch_bytes of memory owned by the calling thread
+ * (aligned for any type), reused from item to item: nothing is allocated
+ * per item. Called from several threads at once for one batch, so cls must
+ * be read-only. CORE_OK, or a core error that stops the batch.
+ */
+typedef enum core_result (*batch_item_fn)(const void *cls, size_t i, void *scratch,
+					   struct buf *out);
+
+enum batch_framing {
+	BATCH_ONE,	/* one item, its answer alone (a JSON body without a batch key) */
+	BATCH_JSON,	/* {"results":[a0,a1,...]} */
+	BATCH_BINARY,	/* the answers back to back (fixed-size records) */
+};
+
+struct batch_job {
+	size_t n;			/* items */
+	enum batch_framing framing;
+	size_t answer_bytes;		/* about one answer's size, to reserve room */
+	size_t scratch_bytes;		/* per thread for item */
+	batch_item_fn item;
+	const void *cls;
+};
+
+/* Batches of fewer items than this stay on the calling thread. */
+#define BATCH_SPLIT_MIN 4096
+
+struct batch_pool;
+
+/* A pool of `threads` worker threads (0: NULL, no pool, not an error);
+ * NULL also when a thread or memory cannot be had. */
+struct batch_pool *batch_pool_create(unsigned threads);
+/* Stops and joins the workers; no batch may be running. NULL is fine. */
+void batch_pool_destroy(struct batch_pool *p);
+
+/*
+ * Answer every item of job into out, framed, in item order. With a pool and
+ * at least BATCH_SPLIT_MIN items, the items are cut into contiguous chunks
+ * run by the pool's workers and the calling thread (which also runs queued
+ * chunks while it waits); the bytes are the same whatever the split.
+ * Returns CORE_OK, or the error of the first failing item (*failed = its
+ * index; out is then partial: the caller answers with an error instead).
+ * CORE_ENOMEM when scratch cannot be had; out's oom flag for the answers.
+ */
+enum core_result batch_run(struct batch_pool *pool, const struct batch_job *job, struct buf *out,
+			   size_t *failed);
+
+#endif

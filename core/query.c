@@ -1,0 +1,98 @@
+/* query.c - world-space ray queries: move the ray in, move the hits out. */
+#include <math.h>
+
+#include "query.h"
+
+void qray_init(struct qray *r, vec3 origin, const double d[3], float tmax)
+{
+	float fd[3] = { (float)d[0], (float)d[1], (float)d[2] };
+	double l2 = (double)fd[0] * fd[0] + (double)fd[1] * fd[1] + (double)fd[2] * fd[2];
+	double s[3], m, len;
+	int k;
+
+	r->ray.origin = origin;
+	r->ray.tmax = tmax;
+	r->length = 0;
+	if (fabs(l2 - 1) <= 0x1p-22 && fd[0] == d[0] && fd[1] == d[1] && fd[2] == d[2]) {
+		r->ray.dir = v3(fd[0], fd[1], fd[2]);
+		for (k = 0; k < 3; k++)
+			r->dir[k] = fd[k];
+		return;
+	}
+	/* scaled by the largest component first: 1e-300 squared would vanish */
+	m = fmax(fabs(d[0]), fmax(fabs(d[1]), fabs(d[2])));
+	for (k = 0; k < 3; k++)
+		s[k] = d[k] / m;
+	len = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+	for (k = 0; k < 3; k++)
+		r->dir[k] = s[k] / len;
+	r->ray.dir = v3((float)r->dir[0], (float)r->dir[1], (float)r->dir[2]);
+}
+
+vec3 qray_point(const struct qray *r, float t)
+{
+	return v3((float)(r->ray.origin.x + (double)t * r->dir[0]),
+		  (float)(r->ray.origin.y + (double)t * r->dir[1]),
+		  (float)(r->ray.origin.z + (double)t * r->dir[2]));
+}
+
+/*
+ * The world normal of triangle tri: (B-A)x(C-A) of the placed vertices, in
+ * double, exactly the API's definition whatever sign conventions a
+ * mirroring placement gives the mesh-space normal.
+ */
+static vec3 placed_normal(const struct mesh *m, const struct xform *xf, uint32_t tri,
+			  vec3 local_normal)
+{
+	double e[2][3], w[2][3], n[3], len;
+	vec3 a, b, c;
+	int k;
+
+	mesh_triangle(m, tri, &a, &b, &c);
+	e[0][0] = (double)b.x - a.x; e[0][1] = (double)b.y - a.y; e[0][2] = (double)b.z - a.z;
+	e[1][0] = (double)c.x - a.x; e[1][1] = (double)c.y - a.y; e[1][2] = (double)c.z - a.z;
+	for (k = 0; k < 2; k++) {
+		w[k][0] = xf->m[0] * e[k][0] + xf->m[1] * e[k][1] + xf->m[2] * e[k][2];
+		w[k][1] = xf->m[4] * e[k][0] + xf->m[5] * e[k][1] + xf->m[6] * e[k][2];
+		w[k][2] = xf->m[8] * e[k][0] + xf->m[9] * e[k][1] + xf->m[10] * e[k][2];
+	}
+	v3d_cross(w[0], w[1], n);
+	len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+	if (!(len > 0) || !isfinite(len))
+		return xform_normal(xf, local_normal);
+	return v3((float)(n[0] / len), (float)(n[1] / len), (float)(n[2] / len));
+}
+
+enum core_result mesh_query(const struct mesh *m, const struct xform *xf, const struct qray *r,
+			    const struct query_opts *opts, struct hit *scratch,
+			    struct world_hit *out, uint32_t *n, uint32_t *total)
+{
+	struct query_opts o = *opts;
+	struct ray local = xf ? xform_ray_to_local(xf, &r->ray) : r->ray;
+	enum core_result res;
+	uint32_t k;
+
+	o.flip_winding = xf && xf->det < 0;
+	res = mesh_raycast(m, &local, &o, scratch, n, total);
+	if (res != CORE_OK)
+		return res;
+	for (k = 0; k < *n; k++) {
+		const struct hit *h = &scratch[k];
+		struct world_hit *w = &out[k];
+
+		w->distance = h->t;
+		w->point = qray_point(r, h->t);
+		w->normal = xf ? placed_normal(m, xf, h->triangle, h->normal) : h->normal;
+		w->triangle = h->triangle;
+		w->u = h->u;
+		w->v = h->v;
+		w->front_face = h->front_face;
+		w->fraction = 0;
+		if (r->length > 0) {
+			double fr = h->t / r->length;
+
+			w->fraction = (float)(fr < 0 ? 0 : fr > 1 ? 1 : fr);
+		}
+	}
+	return CORE_OK;
+}

@@ -1,0 +1,59 @@
+/* query.h - ray queries answered in world space: a world ray against a mesh
+ * placed by an optional transform, hits back as world points and unit
+ * normals, so that no caller recomputes geometry from the triangles.
+ */
+#ifndef CORE_QUERY_H
+#define CORE_QUERY_H
+
+#include <stdint.h>
+
+#include "core.h"
+#include "mesh.h"
+#include "vec.h"
+#include "xform.h"
+
+/* One world-space ray of a query. */
+struct qray {
+	struct ray ray;		/* world origin, unit direction (float), tmax */
+	double dir[3];		/* the same unit direction in double */
+	double length;		/* segments: |end - start| in double; rays: 0 */
+};
+
+/* A hit in world space. */
+struct world_hit {
+	float distance;		/* world units along the ray (the core's t) */
+	vec3 point;		/* o + t d of the world ray, in double, rounded once */
+	vec3 normal;		/* unit (B-A)x(C-A) of the placed triangle */
+	uint32_t triangle;
+	float u, v;		/* barycentrics of b and c */
+	int front_face;		/* mirroring placements accounted for */
+	float fraction;		/* segments (length > 0): t / length in [0, 1]; else 0 */
+};
+
+/*
+ * Set r's direction from d (finite, not all zero) and its origin and tmax.
+ * A d that is already a unit float32 vector (every component exactly a
+ * float, length 1 within 2^-22) is used as given, so a float ray answers
+ * exactly as the core does for it; any other d is normalised in double
+ * (scaled by its largest component first) and rounded once. length = 0.
+ */
+void qray_init(struct qray *r, vec3 origin, const double d[3], float tmax);
+
+/* The world point o + t*d of r, in double, rounded once. */
+vec3 qray_point(const struct qray *r, float t);
+
+/*
+ * Cast r against m placed in the world by xf (NULL: mesh space is world
+ * space). The ray is moved into mesh space (the triangles never move) and
+ * the answers back: out[0..*n) are world hits in the order of
+ * mesh_raycast. opts as for mesh_raycast; flip_winding is ignored and
+ * taken from xf. scratch and out hold at least opts->max_hits entries
+ * (1 unless HIT_ALL) and belong to the caller: nothing is allocated per
+ * ray here. *total may be NULL. CORE_EINVAL when the moved ray is not a
+ * valid ray (a transform pushing it out of the float range).
+ */
+enum core_result mesh_query(const struct mesh *m, const struct xform *xf, const struct qray *r,
+			    const struct query_opts *opts, struct hit *scratch,
+			    struct world_hit *out, uint32_t *n, uint32_t *total);
+
+#endif
