@@ -1,10 +1,12 @@
 /* world_handlers.c - /v1/worlds: create, inspect and delete worlds, ingest
  * snapshots, and answer rewound hitscans and static raycasts. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "encode.h"
 #include "handlers.h"
 #include "world_decode.h"
@@ -333,21 +335,60 @@ static void encode_shot(struct buf *b, const struct world_shots_req *q,
 	buf_putc(b, '}');
 }
 
+/* What every shot of one request reads (read-only while the batch runs,
+ * but for the outcome counters). */
+struct shots_run {
+	const struct world_view *v;
+	const struct world_shots_req *q;
+	int static_only;
+	atomic_uint_fast64_t outcome[3];	/* API_SHOT_* */
+};
+
+/* The batch driver's item: shot i answered into out; scratch holds
+ * max(1, max_hits) hits. */
+static enum core_result shot_item(const void *cls, size_t i, void *scratch, struct buf *out)
+{
+	struct shots_run *run = (struct shots_run *)cls;	/* only the atomics are written */
+	const struct world_shots_req *q = run->q;
+	struct world_shot_hit *hits = scratch;
+	uint32_t n = 0, total = 0;
+	double used = 0;
+	int has = 0;
+	enum core_result r;
+
+	if (run->static_only)
+		r = world_raycast(run->v, &q->shots[i], q->mode, q->max_hits, hits, &n, &total, NULL);
+	else
+		r = world_hitscan(run->v, &q->shots[i], q->mode, q->max_hits, hits, &n, &total, &used,
+				  &has, NULL);
+	if (r != CORE_OK)
+		return r;
+	encode_shot(out, q, hits, n, total, !run->static_only, has, used);
+	if (!run->static_only)
+		atomic_fetch_add_explicit(&run->outcome[!n ? API_SHOT_MISS :
+					  hits[0].kind == WORLD_HIT_STATIC ? API_SHOT_STATIC :
+					  API_SHOT_ENTITY], 1, memory_order_relaxed);
+	return CORE_OK;
+}
+
 /* hitscan (static_only 0) and raycast (1): the body, then the world, then
- * the instances' meshes (400 before 404). */
+ * the instances' meshes (400 before 404); the shots through the batch
+ * driver. */
 static void world_query(const struct api_ctx *ctx, const struct api_request *req,
 			const struct api_match *m, struct api_response *resp, int static_only)
 {
 	struct json_arena arena = JSON_ARENA_INIT;
 	struct world_shots_req q;
 	struct world_view *v = NULL;
-	struct world_shot_hit one, *hits = &one;
+	struct shots_run run;
+	struct batch_job job;
 	struct world *w;
 	struct api_fail f;
 	enum core_result r;
 	char msg[240];
 	cJSON *root;
-	size_t i, bad = 0;
+	size_t bad = 0, failed = 0;
+	int k;
 
 	root = parse(req, &arena, resp);
 	if (!root)
@@ -374,55 +415,29 @@ static void world_query(const struct api_ctx *ctx, const struct api_request *req
 		api_respond_error(resp, API_INTERNAL, core_result_str(r));
 		goto out_unref_world;
 	}
-	if (q.mode == HIT_ALL) {
-		hits = malloc((size_t)q.max_hits * sizeof(*hits));
-		if (!hits) {
-			api_respond_error(resp, API_INTERNAL, "out of memory");
-			goto out_release_view;
-		}
-	}
-	buf_reserve(&resp->body, 32 + q.n * ENCODE_HIT_BYTES);
-	if (q.batch)
-		PUT_LIT(&resp->body, "{\"results\":[");
-	for (i = 0; i < q.n; i++) {
-		uint32_t n = 0, total = 0;
-		double used = 0;
-		int has = 0;
-
-		if (static_only)
-			r = world_raycast(v, &q.shots[i], q.mode, q.max_hits, hits, &n, &total, NULL);
+	run.v = v;
+	run.q = &q;
+	run.static_only = static_only;
+	for (k = 0; k < 3; k++)
+		atomic_init(&run.outcome[k], 0);
+	job = (struct batch_job){ q.n, q.batch ? BATCH_JSON : BATCH_ONE, ENCODE_HIT_BYTES,
+				  (q.mode == HIT_ALL ? q.max_hits : 1) * sizeof(struct world_shot_hit),
+				  shot_item, &run };
+	r = batch_run(ctx->pool, &job, &resp->body, &failed);
+	if (r == CORE_ERANGE) {
+		if (q.batch)
+			snprintf(msg, sizeof(msg), "shots[%zu].time_ms: older than the history held", failed);
 		else
-			r = world_hitscan(v, &q.shots[i], q.mode, q.max_hits, hits, &n, &total, &used,
-					  &has, NULL);
-		if (r == CORE_ERANGE) {
-			if (q.batch)
-				snprintf(msg, sizeof(msg), "shots[%zu].time_ms: older than the history held", i);
-			else
-				snprintf(msg, sizeof(msg), "time_ms: older than the history held");
-			api_respond_error(resp, API_INVALID_REQUEST, msg);
-			goto out_free_hits;
-		}
-		if (r != CORE_OK) {
-			api_respond_error(resp, r == CORE_ENOMEM ? API_INTERNAL : API_INVALID_REQUEST,
-					  core_result_str(r));
-			goto out_free_hits;
-		}
-		if (i)
-			buf_putc(&resp->body, ',');
-		encode_shot(&resp->body, &q, hits, n, total, !static_only, has, used);
-		if (!static_only)
-			resp->world_shots[!n ? API_SHOT_MISS :
-					  hits[0].kind == WORLD_HIT_STATIC ? API_SHOT_STATIC : API_SHOT_ENTITY]++;
+			snprintf(msg, sizeof(msg), "time_ms: older than the history held");
+		api_respond_error(resp, API_INVALID_REQUEST, msg);
+	} else if (r != CORE_OK) {
+		api_respond_error(resp, r == CORE_ENOMEM ? API_INTERNAL : API_INVALID_REQUEST,
+				  core_result_str(r));
+	} else {
+		resp->rays = q.n;
+		for (k = 0; k < 3; k++)	/* only answered requests count */
+			resp->world_shots[k] = atomic_load(&run.outcome[k]);
 	}
-	if (q.batch)
-		PUT_LIT(&resp->body, "]}");
-	resp->rays = q.n;
-out_free_hits:
-	if (resp->status >= 400)	/* only answered shots count */
-		memset(resp->world_shots, 0, sizeof(resp->world_shots));
-	if (hits != &one)
-		free(hits);
-out_release_view:
 	world_view_release(v);
 out_unref_world:
 	world_unref(w);

@@ -5,7 +5,7 @@
 
 #include "tlas.h"
 
-#define TLAS_LEAF_MAX 2
+#define TLAS_LEAF_MAX 1	/* one item per leaf: a leaf box is that item's own bounds */
 #define TLAS_STACK 64		/* depth of a median-split tree over < 2^31 items is < 32 */
 
 static float pad_down(float x, float r)
