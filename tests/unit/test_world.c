@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shapes.h"
 #include "store.h"
 #include "testgeom.h"
 #include "world.h"
@@ -645,6 +646,137 @@ START_TEST(test_mesh_replace_and_delete)
 }
 END_TEST
 
+
+/* ---- entity culling against brute force: random moving spheres and
+ * capsules, random rewound shots; the culled answer must be the one found
+ * by interpolating and casting every hitbox of every entity. */
+
+#define CE 30		/* entities */
+#define CH 5		/* hitboxes each */
+#define CT 3		/* ticks */
+
+static vec3 lerp_v(vec3 a, vec3 b, double f)	/* the documented linear rule */
+{
+	return v3((float)(a.x + f * ((double)b.x - a.x)), (float)(a.y + f * ((double)b.y - a.y)),
+		  (float)(a.z + f * ((double)b.z - a.z)));
+}
+
+START_TEST(test_culling_vs_brute_force)
+{
+	struct rng g = { 0xc011u };
+	struct store *s;
+	struct world *w;
+	struct world_view *v;
+	static struct hitbox_in hb[CT][CE][CH];
+	struct entity_in ents[CT][CE];
+	char ids[CE][8], hids[CH][4];
+	int present[CT][CE];
+	int t, e, k, n, hits = 0;
+	size_t bad;
+	struct world_opts o = { 1000, 3, 256 };	/* teleport 3: some entities jump */
+
+	ck_assert_int_eq(store_new(&s), CORE_OK);
+	w = new_world(s, NULL, 0, &o);
+	for (k = 0; k < CH; k++)
+		snprintf(hids[k], sizeof(hids[k]), "h%d", k);
+	for (e = 0; e < CE; e++)
+		snprintf(ids[e], sizeof(ids[e]), "e%02d", e);
+	for (t = 0; t < CT; t++) {
+		int m = 0;
+
+		for (e = 0; e < CE; e++) {
+			present[t][e] = rng_next(&g) % 8 != 0;	/* some come and go */
+			for (k = 0; k < CH; k++) {
+				vec3 base = t ? hb[t - 1][e][k].a : v3((float)rng_range(&g, -10, 10),
+									(float)rng_range(&g, -10, 10),
+									(float)rng_range(&g, -10, 10));
+				vec3 step = v3((float)rng_range(&g, -2, 2), (float)rng_range(&g, -2, 2),
+					       (float)rng_range(&g, -2, 2));
+
+				if (k % 2)
+					hb[t][e][k] = hb_capsule(hids[k], v3_add(base, step),
+								 v3_add(base, v3(0, 1.5f, 0.3f)), 0.4f);
+				else
+					hb[t][e][k] = hb_sphere(hids[k], v3_add(base, step), 0.5f);
+			}
+			if (present[t][e])
+				ents[t][m++] = (struct entity_in){ ids[e], (uint32_t)(e % 3), hb[t][e], CH };
+		}
+		ingest1(w, (uint64_t)t + 1, 100.0 * t, ents[t], (size_t)m);
+	}
+	ck_assert_int_eq(world_view_acquire(w, &v, &bad), CORE_OK);
+	for (n = 0; n < 4000; n++) {
+		struct world_shot sh = shot_at((float)rng_range(&g, -15, 15), (float)rng_range(&g, -15, 15),
+					       (float)rng_range(&g, -15, 15), 0, 0, 1);
+		struct world_shot_hit got;
+		uint32_t nh, tot;
+		double used, f, time = rng_range(&g, 0, 230);
+		int has, t0, found = 0, best_e = -1, best_k = -1;
+		float best_t = INFINITY;
+
+		sh.ray.dir = v3_normalize(v3_sub(v3((float)rng_range(&g, -8, 8), (float)rng_range(&g, -8, 8),
+						    (float)rng_range(&g, -8, 8)), sh.ray.origin));
+		sh.has_time = 1;
+		sh.time_ms = time;
+		sh.layers = n % 5 ? WORLD_LAYERS_ALL : 0x3u;
+		ck_assert_int_eq(world_hitscan(v, &sh, HIT_CLOSEST, 1, &got, &nh, &tot, &used, &has, NULL), CORE_OK);
+		/* brute force */
+		t0 = time >= 200 ? 2 : (int)(time / 100);
+		f = t0 == 2 ? 0 : (time - 100.0 * t0) / 100.0;
+		for (e = 0; e < CE; e++) {
+			int interp, moved = 0;
+
+			if (!present[t0][e] || !((sh.layers >> (e % 3)) & 1))
+				continue;
+			interp = f > 0 && present[t0 + 1][e];
+			for (k = 0; interp && k < CH; k++) {
+				vec3 a0 = hb[t0][e][k].shape == HITBOX_CAPSULE
+						  ? v3_scale(v3_add(hb[t0][e][k].a, hb[t0][e][k].b), 0.5f)
+						  : hb[t0][e][k].a;
+				vec3 a1 = hb[t0 + 1][e][k].shape == HITBOX_CAPSULE
+						  ? v3_scale(v3_add(hb[t0 + 1][e][k].a, hb[t0 + 1][e][k].b), 0.5f)
+						  : hb[t0 + 1][e][k].a;
+				vec3 dd = v3_sub(a1, a0);
+
+				if ((double)dd.x * dd.x + (double)dd.y * dd.y + (double)dd.z * dd.z > 9)
+					moved = 1;
+			}
+			interp = interp && !moved;
+			for (k = 0; k < CH; k++) {
+				const struct hitbox_in *h0 = &hb[t0][e][k], *h1 = interp ? &hb[t0 + 1][e][k] : h0;
+				struct shape_hit r;
+				struct ray ray = sh.ray;
+				int hit;
+
+				ray.tmax = best_t;
+				if (h0->shape == HITBOX_SPHERE)
+					hit = sphere_raycast(interp ? lerp_v(h0->a, h1->a, f) : h0->a, h0->radius, &ray, &r);
+				else
+					hit = capsule_raycast(interp ? lerp_v(h0->a, h1->a, f) : h0->a,
+							      interp ? lerp_v(h0->b, h1->b, f) : h0->b, h0->radius, &ray, &r);
+				if (hit && (!found || r.t < best_t)) {
+					found = 1;
+					best_t = r.t;
+					best_e = e;
+					best_k = k;
+				}
+			}
+		}
+		ck_assert_msg((int)nh == found, "shot %d at %g: got %u, brute force %d", n, time, nh, found);
+		if (found) {
+			ck_assert_msg(got.t == best_t, "shot %d: t %.9g, brute force %.9g", n, got.t, best_t);
+			ck_assert_str_eq(got.entity, ids[best_e]);
+			ck_assert_str_eq(got.hitbox, hids[best_k]);
+			hits++;
+		}
+	}
+	ck_assert_int_gt(hits, 800);
+	world_view_release(v);
+	world_unref(w);
+	store_free(s);
+}
+END_TEST
+
 /* ---- a reader racing a writer: views stay valid while ticks go by */
 
 struct race {
@@ -728,6 +860,7 @@ static Suite *world_suite(void)
 	tcase_add_test(tc, test_history_bounds);
 	tcase_add_test(tc, test_world_new_errors);
 	tcase_add_test(tc, test_mesh_replace_and_delete);
+	tcase_add_test(tc, test_culling_vs_brute_force);
 	tcase_add_test(tc, test_reader_races_writer);
 	suite_add_tcase(s, tc);
 	return s;
