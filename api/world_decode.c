@@ -7,239 +7,7 @@
 #include <string.h>
 
 #include "world_decode.h"
-
-/* A field path built on the stack while descending: a key or an index. */
-struct wpath {
-	const struct wpath *up;
-	const char *key;	/* NULL: idx names an array element */
-	size_t idx;
-};
-
-static size_t path_fmt(const struct wpath *p, char *out, size_t cap)
-{
-	size_t n;
-	int w;
-
-	if (!p)
-		return 0;
-	n = path_fmt(p->up, out, cap);
-	if (n >= cap)
-		return n;
-	if (p->key)
-		w = snprintf(out + n, cap - n, "%s%.64s", n ? "." : "", p->key);
-	else
-		w = snprintf(out + n, cap - n, "[%zu]", p->idx);
-	return w < 0 ? n : n + (size_t)w;
-}
-
-static enum api_err fail(struct api_fail *f, enum api_err e, const struct wpath *p,
-			 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static enum api_err fail(struct api_fail *f, enum api_err e, const struct wpath *p,
-			 const char *fmt, ...)
-{
-	char path[200];
-	size_t n;
-	va_list ap;
-
-	if (path_fmt(p, path, sizeof(path)) == 0)
-		snprintf(path, sizeof(path), "body");
-	n = (size_t)snprintf(f->msg, sizeof(f->msg), "%s: ", path);
-	if (n < sizeof(f->msg)) {
-		va_start(ap, fmt);
-		vsnprintf(f->msg + n, sizeof(f->msg) - n, fmt, ap);
-		va_end(ap);
-	}
-	f->err = e;
-	return e;
-}
-
-/* The members of obj among keys[0..nkeys) (nkeys <= 16) into out[] (NULL when
- * absent or null); an unknown or repeated key is an error naming it. */
-static enum api_err fields(const cJSON *obj, const struct wpath *p, const char *const *keys,
-			   size_t nkeys, const cJSON **out, struct api_fail *f)
-{
-	const cJSON *c;
-	unsigned seen = 0;
-	size_t k;
-
-	if (!cJSON_IsObject(obj))
-		return fail(f, API_INVALID_REQUEST, p, "must be an object");
-	for (k = 0; k < nkeys; k++)
-		out[k] = NULL;
-	for (c = obj->child; c; c = c->next) {
-		struct wpath kp = { p, c->string ? c->string : "", 0 };
-
-		for (k = 0; k < nkeys; k++)
-			if (c->string && strcmp(c->string, keys[k]) == 0)
-				break;
-		if (k == nkeys) {
-			char list[200];
-			size_t n = 0, i;
-
-			list[0] = '\0';
-			for (i = 0; i < nkeys && n < sizeof(list); i++)
-				n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "",
-						      keys[i]);
-			return fail(f, API_INVALID_REQUEST, &kp, "unknown field (expected %s)", list);
-		}
-		if (seen & (1u << k))
-			return fail(f, API_INVALID_REQUEST, &kp, "duplicate key");
-		seen |= 1u << k;
-		out[k] = cJSON_IsNull(c) ? NULL : c;
-	}
-	return API_OK;
-}
-
-static int num(const cJSON *v, double *out)
-{
-	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-		return 0;
-	*out = v->valuedouble;
-	return 1;
-}
-
-/* n finite numbers within the float32 range */
-static int numbers(const cJSON *v, double *out, int n)
-{
-	const cJSON *c;
-	int i = 0;
-
-	if (!cJSON_IsArray(v))
-		return 0;
-	for (c = v->child; c; c = c->next) {
-		if (i == n || !num(c, &out[i]) || fabs(out[i]) > FLT_MAX)
-			return 0;
-		i++;
-	}
-	return i == n;
-}
-
-static enum api_err read_vec3(const cJSON *v, const struct wpath *p, vec3 *out, struct api_fail *f)
-{
-	double d[3];
-
-	if (!v)
-		return fail(f, API_INVALID_REQUEST, p, "required");
-	if (!numbers(v, d, 3))
-		return fail(f, API_INVALID_REQUEST, p, "must be 3 finite numbers");
-	*out = v3((float)d[0], (float)d[1], (float)d[2]);
-	return API_OK;
-}
-
-static enum api_err read_quat(const cJSON *v, const struct wpath *p, double q[4], struct api_fail *f)
-{
-	if (!numbers(v, q, 4))
-		return fail(f, API_INVALID_REQUEST, p, "must be 4 finite numbers [w, x, y, z]");
-	if (q[0] == 0 && q[1] == 0 && q[2] == 0 && q[3] == 0)
-		return fail(f, API_INVALID_REQUEST, p, "must not be zero");
-	return API_OK;
-}
-
-static enum api_err read_id(const cJSON *v, const struct wpath *p, const char **out,
-			    struct api_fail *f)
-{
-	size_t n;
-
-	if (!v)
-		return fail(f, API_INVALID_REQUEST, p, "required");
-	if (!cJSON_IsString(v))
-		return fail(f, API_INVALID_REQUEST, p, "must be a string");
-	n = strlen(v->valuestring);
-	if (n == 0 || n > WORLD_ID_MAX)
-		return fail(f, API_INVALID_REQUEST, p, "must be 1 to %d bytes", WORLD_ID_MAX);
-	*out = v->valuestring;
-	return API_OK;
-}
-
-static enum api_err read_mesh_name(const cJSON *v, const struct wpath *p, const char **out,
-				   struct api_fail *f)
-{
-	if (!v)
-		return fail(f, API_INVALID_REQUEST, p, "required");
-	if (!cJSON_IsString(v) || !store_name_valid(v->valuestring))
-		return fail(f, API_INVALID_REQUEST, p,
-			    "must be a mesh name ([A-Za-z0-9_.-]{1,64}, not starting with '.')");
-	*out = v->valuestring;
-	return API_OK;
-}
-
-static enum api_err read_layer(const cJSON *v, const struct wpath *p, uint32_t *out,
-			       struct api_fail *f)
-{
-	double d;
-
-	*out = 0;
-	if (!v)
-		return API_OK;
-	if (!num(v, &d) || d != floor(d) || d < 0 || d > 31)
-		return fail(f, API_INVALID_REQUEST, p, "must be an integer in [0, 31]");
-	*out = (uint32_t)d;
-	return API_OK;
-}
-
-/* {"position", "rotation", "scale"} each optional, or {"matrix": [16]} when
- * allow_matrix; into the pieces (for hitboxes) and the xform. */
-static enum api_err read_xform(const cJSON *v, const struct wpath *p, int allow_matrix,
-			       struct xform *xf, vec3 *pos_out, vec3 *scale_out, double rot_out[4],
-			       struct api_fail *f)
-{
-	static const char *const keys[] = { "position", "rotation", "scale", "matrix" };
-	const cJSON *fl[4];
-	struct wpath pp = { p, "position", 0 }, pr = { p, "rotation", 0 };
-	struct wpath ps = { p, "scale", 0 }, pm = { p, "matrix", 0 };
-	double pos[3] = { 0, 0, 0 }, q[4] = { 1, 0, 0, 0 }, sc[3] = { 1, 1, 1 }, m[16];
-	enum api_err e;
-
-	if (v) {
-		e = fields(v, p, keys, 4, fl, f);
-		if (e)
-			return e;
-	} else {
-		fl[0] = fl[1] = fl[2] = fl[3] = NULL;
-	}
-	if (fl[3]) {
-		if (!allow_matrix)
-			return fail(f, API_INVALID_REQUEST, &pm,
-				    "not accepted here: give position, rotation and scale (they are interpolated)");
-		if (fl[0] || fl[1] || fl[2])
-			return fail(f, API_INVALID_REQUEST, p,
-				    "give matrix or position/rotation/scale, not both");
-		if (!numbers(fl[3], m, 16))
-			return fail(f, API_INVALID_REQUEST, &pm, "must be 16 finite numbers (row-major 4x4)");
-		if (m[12] != 0 || m[13] != 0 || m[14] != 0 || m[15] != 1)
-			return fail(f, API_INVALID_REQUEST, &pm, "last row must be [0, 0, 0, 1]");
-		if (xform_from_matrix(m, xf) != CORE_OK)
-			return fail(f, API_INVALID_REQUEST, &pm, "must be invertible");
-		return API_OK;
-	}
-	if (fl[0] && !numbers(fl[0], pos, 3))
-		return fail(f, API_INVALID_REQUEST, &pp, "must be 3 finite numbers");
-	if (fl[1] && (e = read_quat(fl[1], &pr, q, f)) != API_OK)
-		return e;
-	if (fl[2]) {
-		if (!numbers(fl[2], sc, 3))
-			return fail(f, API_INVALID_REQUEST, &ps, "must be 3 finite numbers");
-		if (sc[0] == 0 || sc[1] == 0 || sc[2] == 0)
-			return fail(f, API_INVALID_REQUEST, &ps, "components must not be zero");
-	}
-	if (xform_from_trs(pos, q, sc, xf) != CORE_OK)
-		return fail(f, API_INVALID_REQUEST, p, "not a valid placement");
-	if (pos_out) {
-		*pos_out = v3((float)pos[0], (float)pos[1], (float)pos[2]);
-		*scale_out = v3((float)sc[0], (float)sc[1], (float)sc[2]);
-		memcpy(rot_out, q, 4 * sizeof(double));
-	}
-	return API_OK;
-}
-
-static size_t array_len(const cJSON *v)
-{
-	size_t n = 0;
-
-	for (v = v->child; v; v = v->next)
-		n++;
-	return n;
-}
+#include "world_fields.h"
 
 /* ---- PUT /v1/worlds/{world} */
 
@@ -258,10 +26,10 @@ static enum api_err decode_instance(const cJSON *v, const struct wpath *p,
 	struct wpath pl = { p, "layer", 0 };
 	enum api_err e;
 
-	if ((e = fields(v, p, keys, 4, fl, f)) || (e = read_id(fl[0], &pi, &in->id, f)) ||
-	    (e = read_mesh_name(fl[1], &pm, &in->mesh, f)) ||
-	    (e = read_xform(fl[2], &pt, 1, &in->xf, NULL, NULL, NULL, f)) ||
-	    (e = read_layer(fl[3], &pl, &in->layer, f)))
+	if ((e = wd_fields(v, p, keys, 4, fl, f)) || (e = wd_id(fl[0], &pi, &in->id, f)) ||
+	    (e = wd_mesh_name(fl[1], &pm, &in->mesh, f)) ||
+	    (e = wd_xform(fl[2], &pt, 1, &in->xf, NULL, NULL, NULL, f)) ||
+	    (e = wd_layer(fl[3], &pl, &in->layer, f)))
 		return e;
 	return API_OK;
 }
@@ -279,21 +47,21 @@ enum api_err decode_world_put(const cJSON *root, const struct api_world_limits *
 	memset(q, 0, sizeof(*q));
 	q->history_ms = WORLD_HISTORY_MS_DEFAULT;
 	q->teleport_distance = WORLD_TELEPORT_DEFAULT;
-	if ((e = fields(root, NULL, keys, 3, fl, f)))
+	if ((e = wd_fields(root, NULL, keys, 3, fl, f)))
 		return e;
-	if (fl[1] && (!num(fl[1], &q->history_ms) || !(q->history_ms > 0) ||
+	if (fl[1] && (!wd_num(fl[1], &q->history_ms) || !(q->history_ms > 0) ||
 		      q->history_ms > WORLD_HISTORY_MS_MAX))
-		return fail(f, API_INVALID_REQUEST, &ph, "must be a number in (0, %.0f]",
+		return wd_fail(f, API_INVALID_REQUEST, &ph, "must be a number in (0, %.0f]",
 			    WORLD_HISTORY_MS_MAX);
-	if (fl[2] && (!num(fl[2], &q->teleport_distance) || q->teleport_distance < 0))
-		return fail(f, API_INVALID_REQUEST, &pt, "must be a number >= 0");
+	if (fl[2] && (!wd_num(fl[2], &q->teleport_distance) || q->teleport_distance < 0))
+		return wd_fail(f, API_INVALID_REQUEST, &pt, "must be a number >= 0");
 	if (!fl[0])
 		return API_OK;
 	if (!cJSON_IsArray(fl[0]))
-		return fail(f, API_INVALID_REQUEST, &ps, "must be an array of instances");
-	q->n = array_len(fl[0]);
+		return wd_fail(f, API_INVALID_REQUEST, &ps, "must be an array of instances");
+	q->n = wd_array_len(fl[0]);
 	if (lim->max_instances && q->n > lim->max_instances) {
-		e = fail(f, API_PAYLOAD_TOO_LARGE, &ps, "%zu instances, the limit is %zu", q->n,
+		e = wd_fail(f, API_PAYLOAD_TOO_LARGE, &ps, "%zu instances, the limit is %zu", q->n,
 			 lim->max_instances);
 		q->n = 0;
 		return e;
@@ -301,7 +69,7 @@ enum api_err decode_world_put(const cJSON *root, const struct api_world_limits *
 	q->inst = calloc(q->n ? q->n : 1, sizeof(*q->inst));
 	if (!q->inst) {
 		q->n = 0;
-		return fail(f, API_INTERNAL, NULL, "out of memory");
+		return wd_fail(f, API_INTERNAL, NULL, "out of memory");
 	}
 	for (c = fl[0]->child; c; c = c->next, i++) {
 		struct wpath pi = { &ps, NULL, i };
@@ -342,9 +110,9 @@ static enum api_err read_radius(const cJSON *v, const struct wpath *p, float *ou
 	double d;
 
 	if (!v)
-		return fail(f, API_INVALID_REQUEST, p, "required");
-	if (!num(v, &d) || d < 0 || d > FLT_MAX)
-		return fail(f, API_INVALID_REQUEST, p, "must be a finite number >= 0");
+		return wd_fail(f, API_INVALID_REQUEST, p, "required");
+	if (!wd_num(v, &d) || d < 0 || d > FLT_MAX)
+		return wd_fail(f, API_INVALID_REQUEST, p, "must be a finite number >= 0");
 	*out = (float)d;
 	return API_OK;
 }
@@ -359,49 +127,49 @@ static enum api_err decode_hitbox(const cJSON *v, const struct wpath *p, struct 
 
 	for (k = 0; k < HB_NKEYS; k++)
 		kp[k] = (struct wpath){ p, hb_keys[k], 0 };
-	if ((e = fields(v, p, hb_keys, HB_NKEYS, fl, f)) || (e = read_id(fl[HB_ID], &kp[HB_ID], &h->id, f)))
+	if ((e = wd_fields(v, p, hb_keys, HB_NKEYS, fl, f)) || (e = wd_id(fl[HB_ID], &kp[HB_ID], &h->id, f)))
 		return e;
 	if (!fl[HB_SHAPE])
-		return fail(f, API_INVALID_REQUEST, &kp[HB_SHAPE], "required");
+		return wd_fail(f, API_INVALID_REQUEST, &kp[HB_SHAPE], "required");
 	for (k = 0; k < 4 && cJSON_IsString(fl[HB_SHAPE]); k++)
 		if (strcmp(fl[HB_SHAPE]->valuestring, shape_names[k]) == 0)
 			shape = k;
 	if (shape < 0)
-		return fail(f, API_INVALID_REQUEST, &kp[HB_SHAPE],
+		return wd_fail(f, API_INVALID_REQUEST, &kp[HB_SHAPE],
 			    "must be \"sphere\", \"capsule\", \"box\" or \"mesh\"");
 	for (k = HB_CENTER; k < HB_NKEYS; k++)
 		if (fl[k] && !(shape_fields[shape] & (1u << k)))
-			return fail(f, API_INVALID_REQUEST, &kp[k], "not a field of a %s hitbox",
+			return wd_fail(f, API_INVALID_REQUEST, &kp[k], "not a field of a %s hitbox",
 				    shape_names[shape]);
 	h->shape = (enum hitbox_shape)shape;
 	h->rot[0] = 1;
 	h->size = v3(1, 1, 1);
 	switch (h->shape) {
 	case HITBOX_SPHERE:
-		if ((e = read_vec3(fl[HB_CENTER], &kp[HB_CENTER], &h->a, f)) ||
+		if ((e = wd_vec3(fl[HB_CENTER], &kp[HB_CENTER], &h->a, f)) ||
 		    (e = read_radius(fl[HB_RADIUS], &kp[HB_RADIUS], &h->radius, f)))
 			return e;
 		break;
 	case HITBOX_CAPSULE:
-		if ((e = read_vec3(fl[HB_A], &kp[HB_A], &h->a, f)) ||
-		    (e = read_vec3(fl[HB_B], &kp[HB_B], &h->b, f)) ||
+		if ((e = wd_vec3(fl[HB_A], &kp[HB_A], &h->a, f)) ||
+		    (e = wd_vec3(fl[HB_B], &kp[HB_B], &h->b, f)) ||
 		    (e = read_radius(fl[HB_RADIUS], &kp[HB_RADIUS], &h->radius, f)))
 			return e;
 		break;
 	case HITBOX_BOX:
-		if ((e = read_vec3(fl[HB_CENTER], &kp[HB_CENTER], &h->a, f)) ||
-		    (e = read_vec3(fl[HB_HALF], &kp[HB_HALF], &h->size, f)))
+		if ((e = wd_vec3(fl[HB_CENTER], &kp[HB_CENTER], &h->a, f)) ||
+		    (e = wd_vec3(fl[HB_HALF], &kp[HB_HALF], &h->size, f)))
 			return e;
 		if (h->size.x < 0 || h->size.y < 0 || h->size.z < 0)
-			return fail(f, API_INVALID_REQUEST, &kp[HB_HALF], "components must be >= 0");
-		if (fl[HB_ROT] && (e = read_quat(fl[HB_ROT], &kp[HB_ROT], h->rot, f)))
+			return wd_fail(f, API_INVALID_REQUEST, &kp[HB_HALF], "components must be >= 0");
+		if (fl[HB_ROT] && (e = wd_quat(fl[HB_ROT], &kp[HB_ROT], h->rot, f)))
 			return e;
 		break;
 	case HITBOX_MESH: {
 		struct xform xf;
 
-		if ((e = read_mesh_name(fl[HB_MESH], &kp[HB_MESH], &h->mesh, f)) ||
-		    (e = read_xform(fl[HB_XFORM], &kp[HB_XFORM], 0, &xf, &h->a, &h->size, h->rot, f)))
+		if ((e = wd_mesh_name(fl[HB_MESH], &kp[HB_MESH], &h->mesh, f)) ||
+		    (e = wd_xform(fl[HB_XFORM], &kp[HB_XFORM], 0, &xf, &h->a, &h->size, h->rot, f)))
 			return e;
 		break;
 	}
@@ -418,13 +186,13 @@ static enum api_err decode_entity(const cJSON *v, const struct wpath *p, struct 
 	enum api_err e;
 	size_t k = 0;
 
-	if ((e = fields(v, p, keys, 3, fl, f)) || (e = read_id(fl[0], &pi, &e_out->id, f)) ||
-	    (e = read_layer(fl[1], &pl, &e_out->layer, f)))
+	if ((e = wd_fields(v, p, keys, 3, fl, f)) || (e = wd_id(fl[0], &pi, &e_out->id, f)) ||
+	    (e = wd_layer(fl[1], &pl, &e_out->layer, f)))
 		return e;
 	e_out->hitboxes = hbs;
 	e_out->n = 0;
 	if (!fl[2])
-		return fail(f, API_INVALID_REQUEST, &ph, "required");
+		return wd_fail(f, API_INVALID_REQUEST, &ph, "required");
 	for (c = fl[2]->child; c; c = c->next, k++) {
 		struct wpath pk = { &ph, NULL, k };
 
@@ -447,40 +215,40 @@ enum api_err decode_snapshot(const cJSON *root, const struct api_world_limits *l
 	size_t i = 0, at = 0;
 
 	memset(q, 0, sizeof(*q));
-	if ((e = fields(root, NULL, keys, 3, fl, f)))
+	if ((e = wd_fields(root, NULL, keys, 3, fl, f)))
 		return e;
 	if (!fl[0])
-		return fail(f, API_INVALID_REQUEST, &pk, "required");
-	if (!num(fl[0], &tick) || tick != floor(tick) || tick < 0 || tick > 9007199254740992.0)
-		return fail(f, API_INVALID_REQUEST, &pk, "must be an integer in [0, 2^53]");
+		return wd_fail(f, API_INVALID_REQUEST, &pk, "required");
+	if (!wd_num(fl[0], &tick) || tick != floor(tick) || tick < 0 || tick > 9007199254740992.0)
+		return wd_fail(f, API_INVALID_REQUEST, &pk, "must be an integer in [0, 2^53]");
 	if (!fl[1])
-		return fail(f, API_INVALID_REQUEST, &pt, "required");
-	if (!num(fl[1], &q->time_ms))
-		return fail(f, API_INVALID_REQUEST, &pt, "must be a finite number");
+		return wd_fail(f, API_INVALID_REQUEST, &pt, "required");
+	if (!wd_num(fl[1], &q->time_ms))
+		return wd_fail(f, API_INVALID_REQUEST, &pt, "must be a finite number");
 	q->tick = (uint64_t)tick;
 	if (!fl[2])
-		return fail(f, API_INVALID_REQUEST, &pe, "required");
+		return wd_fail(f, API_INVALID_REQUEST, &pe, "required");
 	if (!cJSON_IsArray(fl[2]))
-		return fail(f, API_INVALID_REQUEST, &pe, "must be an array of entities");
+		return wd_fail(f, API_INVALID_REQUEST, &pe, "must be an array of entities");
 	/* count first: the limits are checked before anything is allocated */
 	for (c = fl[2]->child; c; c = c->next, i++) {
 		const cJSON *hb = cJSON_IsObject(c) ? cJSON_GetObjectItemCaseSensitive(c, "hitboxes") : NULL;
 		struct wpath pi = { &pe, NULL, i }, ph = { &pi, "hitboxes", 0 };
 
 		if (hb && !cJSON_IsNull(hb) && !cJSON_IsArray(hb))
-			return fail(f, API_INVALID_REQUEST, &ph, "must be an array of hitboxes");
+			return wd_fail(f, API_INVALID_REQUEST, &ph, "must be an array of hitboxes");
 		if (hb && cJSON_IsArray(hb))
-			q->nhb += array_len(hb);
+			q->nhb += wd_array_len(hb);
 	}
 	q->n = i;
 	if (lim->max_entities && q->n > lim->max_entities) {
-		e = fail(f, API_PAYLOAD_TOO_LARGE, &pe, "%zu entities, the limit is %zu", q->n,
+		e = wd_fail(f, API_PAYLOAD_TOO_LARGE, &pe, "%zu entities, the limit is %zu", q->n,
 			 lim->max_entities);
 		memset(q, 0, sizeof(*q));
 		return e;
 	}
 	if (lim->max_hitboxes && q->nhb > lim->max_hitboxes) {
-		e = fail(f, API_PAYLOAD_TOO_LARGE, &pe, "%zu hitboxes in all, the limit is %zu",
+		e = wd_fail(f, API_PAYLOAD_TOO_LARGE, &pe, "%zu hitboxes in all, the limit is %zu",
 			 q->nhb, lim->max_hitboxes);
 		memset(q, 0, sizeof(*q));
 		return e;
@@ -489,7 +257,7 @@ enum api_err decode_snapshot(const cJSON *root, const struct api_world_limits *l
 	q->hbs = calloc(q->nhb ? q->nhb : 1, sizeof(*q->hbs));
 	if (!q->ents || !q->hbs) {
 		snapshot_req_release(q);
-		return fail(f, API_INTERNAL, NULL, "out of memory");
+		return wd_fail(f, API_INTERNAL, NULL, "out of memory");
 	}
 	i = 0;
 	for (c = fl[2]->child; c; c = c->next, i++) {
@@ -544,25 +312,25 @@ static enum api_err decode_shot(const cJSON *const *fl, const struct wpath *p,
 	for (k = 0; k < SH_NKEYS; k++)
 		kp[k] = (struct wpath){ p, shot_keys[k], 0 };
 	memset(s, 0, sizeof(*s));
-	if ((e = read_vec3(fl[SH_ORIGIN], &kp[SH_ORIGIN], &s->ray.origin, f)))
+	if ((e = wd_vec3(fl[SH_ORIGIN], &kp[SH_ORIGIN], &s->ray.origin, f)))
 		return e;
 	if (!fl[SH_DIR])
-		return fail(f, API_INVALID_REQUEST, &kp[SH_DIR], "required");
-	if (!numbers(fl[SH_DIR], d, 3))
-		return fail(f, API_INVALID_REQUEST, &kp[SH_DIR], "must be 3 finite numbers");
+		return wd_fail(f, API_INVALID_REQUEST, &kp[SH_DIR], "required");
+	if (!wd_numbers(fl[SH_DIR], d, 3))
+		return wd_fail(f, API_INVALID_REQUEST, &kp[SH_DIR], "must be 3 finite numbers");
 	len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
 	if (!(len > 0) || !isfinite(len))
-		return fail(f, API_INVALID_REQUEST, &kp[SH_DIR], "must not be zero");
+		return wd_fail(f, API_INVALID_REQUEST, &kp[SH_DIR], "must not be zero");
 	s->ray.dir = v3((float)(d[0] / len), (float)(d[1] / len), (float)(d[2] / len));
 	s->ray.tmax = INFINITY;
 	if (fl[SH_MAXD]) {
-		if (!num(fl[SH_MAXD], &md) || !(md > 0))
-			return fail(f, API_INVALID_REQUEST, &kp[SH_MAXD], "must be a number > 0");
+		if (!wd_num(fl[SH_MAXD], &md) || !(md > 0))
+			return wd_fail(f, API_INVALID_REQUEST, &kp[SH_MAXD], "must be a number > 0");
 		s->ray.tmax = tmax_from(md);
 	}
 	if (fl[SH_TIME]) {
-		if (!num(fl[SH_TIME], &s->time_ms))
-			return fail(f, API_INVALID_REQUEST, &kp[SH_TIME], "must be a finite number");
+		if (!wd_num(fl[SH_TIME], &s->time_ms))
+			return wd_fail(f, API_INVALID_REQUEST, &kp[SH_TIME], "must be a finite number");
 		s->has_time = 1;
 	}
 	s->layers = WORLD_LAYERS_ALL;
@@ -570,13 +338,13 @@ static enum api_err decode_shot(const cJSON *const *fl, const struct wpath *p,
 		size_t i = 0;
 
 		if (!cJSON_IsArray(fl[SH_LAYERS]))
-			return fail(f, API_INVALID_REQUEST, &kp[SH_LAYERS], "must be an array of layers 0-31");
+			return wd_fail(f, API_INVALID_REQUEST, &kp[SH_LAYERS], "must be an array of layers 0-31");
 		s->layers = 0;
 		for (c = fl[SH_LAYERS]->child; c; c = c->next, i++) {
 			struct wpath pi = { &kp[SH_LAYERS], NULL, i };
 			uint32_t layer;
 
-			if ((e = read_layer(c, &pi, &layer, f)))
+			if ((e = wd_layer(c, &pi, &layer, f)))
 				return e;
 			s->layers |= 1u << layer;
 		}
@@ -585,12 +353,12 @@ static enum api_err decode_shot(const cJSON *const *fl, const struct wpath *p,
 		size_t i = 0;
 
 		if (!cJSON_IsArray(fl[SH_IGNORE]))
-			return fail(f, API_INVALID_REQUEST, &kp[SH_IGNORE], "must be an array of entity ids");
+			return wd_fail(f, API_INVALID_REQUEST, &kp[SH_IGNORE], "must be an array of entity ids");
 		s->ignore = q->ignore + *at;
 		for (c = fl[SH_IGNORE]->child; c; c = c->next, i++) {
 			struct wpath pi = { &kp[SH_IGNORE], NULL, i };
 
-			if ((e = read_id(c, &pi, &q->ignore[*at], f)))
+			if ((e = wd_id(c, &pi, &q->ignore[*at], f)))
 				return e;
 			(*at)++;
 		}
@@ -609,9 +377,9 @@ static enum api_err count_ignore(const cJSON *shot, const struct wpath *p, size_
 
 	if (!ig || !cJSON_IsArray(ig))
 		return API_OK;
-	n = array_len(ig);
+	n = wd_array_len(ig);
 	if (n > WORLD_IGNORE_MAX)
-		return fail(f, API_INVALID_REQUEST, &pi, "at most %d ids", WORLD_IGNORE_MAX);
+		return wd_fail(f, API_INVALID_REQUEST, &pi, "at most %d ids", WORLD_IGNORE_MAX);
 	*total += n;
 	return API_OK;
 }
@@ -629,7 +397,7 @@ enum api_err decode_world_shots(const cJSON *root, const struct api_limits *lim,
 	int k, single = 0;
 
 	memset(q, 0, sizeof(*q));
-	if ((e = fields(root, NULL, keys, K_N, fl, f)))
+	if ((e = wd_fields(root, NULL, keys, K_N, fl, f)))
 		return e;
 	q->mode = HIT_CLOSEST;
 	if (fl[K_MODE]) {
@@ -642,22 +410,22 @@ enum api_err decode_world_shots(const cJSON *root, const struct api_limits *lim,
 		else if (static_only && strcmp(m, "any") == 0)
 			q->mode = HIT_ANY;
 		else
-			return fail(f, API_INVALID_REQUEST, &pm, static_only ?
+			return wd_fail(f, API_INVALID_REQUEST, &pm, static_only ?
 				    "must be \"closest\", \"any\" or \"all\"" : "must be \"closest\" or \"all\"");
 	}
 	q->max_hits = RAY_MAX_HITS_DEFAULT;
 	if (fl[K_MAX_HITS]) {
 		double d;
 
-		if (!num(fl[K_MAX_HITS], &d) || d != floor(d) || d < 1 || d > RAY_MAX_HITS_CAP)
-			return fail(f, API_INVALID_REQUEST, &ph, "must be an integer in [1, %d]",
+		if (!wd_num(fl[K_MAX_HITS], &d) || d != floor(d) || d < 1 || d > RAY_MAX_HITS_CAP)
+			return wd_fail(f, API_INVALID_REQUEST, &ph, "must be an integer in [1, %d]",
 				    RAY_MAX_HITS_CAP);
 		q->max_hits = (uint32_t)d;
 	}
 	for (k = 0; k < SH_NKEYS; k++)
 		single |= fl[k] != NULL;
 	if (fl[K_SHOTS] && single)
-		return fail(f, API_INVALID_REQUEST, NULL,
+		return wd_fail(f, API_INVALID_REQUEST, NULL,
 			    "give \"shots\" or one shot's fields at the top level, not both");
 	if (!fl[K_SHOTS]) {
 		if ((e = count_ignore(root, NULL, &nign, f)))
@@ -665,13 +433,13 @@ enum api_err decode_world_shots(const cJSON *root, const struct api_limits *lim,
 		q->n = 1;
 	} else {
 		if (!cJSON_IsArray(fl[K_SHOTS]))
-			return fail(f, API_INVALID_REQUEST, &ps, "must be an array of shots");
+			return wd_fail(f, API_INVALID_REQUEST, &ps, "must be an array of shots");
 		q->batch = 1;
-		q->n = array_len(fl[K_SHOTS]);
+		q->n = wd_array_len(fl[K_SHOTS]);
 		if (q->n == 0)
-			return fail(f, API_INVALID_REQUEST, &ps, "must not be empty");
+			return wd_fail(f, API_INVALID_REQUEST, &ps, "must not be empty");
 		if (lim->max_batch && q->n > lim->max_batch) {
-			e = fail(f, API_PAYLOAD_TOO_LARGE, &ps, "%zu shots, the limit is %zu", q->n,
+			e = wd_fail(f, API_PAYLOAD_TOO_LARGE, &ps, "%zu shots, the limit is %zu", q->n,
 				 lim->max_batch);
 			q->n = 0;
 			return e;
@@ -690,7 +458,7 @@ enum api_err decode_world_shots(const cJSON *root, const struct api_limits *lim,
 	q->ignore = malloc((nign ? nign : 1) * sizeof(*q->ignore));
 	if (!q->shots || !q->ignore) {
 		world_shots_req_release(q);
-		return fail(f, API_INTERNAL, NULL, "out of memory");
+		return wd_fail(f, API_INTERNAL, NULL, "out of memory");
 	}
 	if (!q->batch) {
 		e = decode_shot(fl, NULL, &q->shots[0], q, &at, f);
@@ -701,7 +469,7 @@ enum api_err decode_world_shots(const cJSON *root, const struct api_limits *lim,
 			struct wpath pi = { &ps, NULL, i };
 			const cJSON *sf[SH_NKEYS];
 
-			e = fields(c, &pi, shot_keys, SH_NKEYS, sf, f);
+			e = wd_fields(c, &pi, shot_keys, SH_NKEYS, sf, f);
 			if (!e)
 				e = decode_shot(sf, &pi, &q->shots[i], q, &at, f);
 		}
