@@ -8,6 +8,7 @@
 #   make valgrind      the unit suites under valgrind's memcheck
 #   make bench         build/collisiond-bench, then the anchor harness in ../shared/bench if present
 #   make bench-http    the HTTP benchmark against nginx, with the same harness
+#   make bench-worlds  worlds: snapshot ingest and rewound hitscans over loopback
 #   make fuzz          libFuzzer targets (clang), a short run each
 #   make lint-spec     lint api/openapi.yaml (npx @redocly/cli)
 #   make image         the container image from docker/Dockerfile (podman or docker)
@@ -156,6 +157,13 @@ bench-http: deps
 	@$(MAKE) --no-print-directory $(BUILD)/collisiond
 	@[ -x $(HARNESS)/run.sh ] || { echo "bench-http: no harness at $(HARNESS) (set HARNESS=...)"; exit 1; }
 	HARNESS=$(HARNESS) BENCH_OUT=$(BENCH_OUT) COLLISIOND="$(abspath $(BUILD)/collisiond)" bench/http_bench.sh
+
+# worlds: snapshot ingest and rewound hitscans over loopback (LEVEL=level.obj, else
+# generated with $(HARNESS)/gen_data.py); a benchmark, not a test
+.PHONY: bench-worlds
+bench-worlds: deps
+	@$(MAKE) --no-print-directory $(BUILD)/collisiond
+	HARNESS=$(HARNESS) COLLISIOND="$(abspath $(BUILD)/collisiond)" bench/world_bench.sh
 
 fuzz: deps-test
 	BUILD=$(BUILD) tests/fuzz/run.sh

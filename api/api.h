@@ -16,6 +16,7 @@
 #include "errors.h"
 
 struct store;
+struct world_registry;
 struct batch_pool;
 
 struct api_limits {
@@ -27,9 +28,20 @@ struct api_limits {
 	size_t max_body_query;		/* bytes of any other body (16 MiB) */
 };
 
+/* Limits of /v1/worlds (0 = unlimited); shots per request use max_batch. */
+struct api_world_limits {
+	size_t max_worlds;		/* worlds held (64) */
+	size_t max_instances;		/* static instances per world (4096) */
+	size_t max_entities;		/* entities per snapshot (1024) */
+	size_t max_hitboxes;		/* hitboxes per snapshot, all entities (65536) */
+	size_t max_snapshots;		/* snapshots a world holds, >= 2 (256; 0 = 256) */
+};
+
 struct api_ctx {
 	struct store *store;
+	struct world_registry *worlds;	/* NULL: the /v1/worlds routes answer 404 */
 	struct api_limits limits;
+	struct api_world_limits world_limits;
 	const char *openapi_yaml;	/* served at GET /v1/openapi.yaml */
 	size_t openapi_len;
 	/* Optional persistence (server/), NULL when meshes live in memory only.
@@ -108,7 +120,12 @@ struct api_response {
 	const char *route_label;	/* metrics label ("unmatched" if none) */
 	const char *ray_kind;		/* metrics: "mesh_ray", "mesh_segment", "obb_ray", "hitscan", "overlap" or NULL */
 	uint64_t rays;			/* rays/segments/shots/boxes answered */
+	/* worlds, for metrics: shots by outcome, snapshots ingested */
+	uint64_t world_shots[3];	/* API_SHOT_STATIC, API_SHOT_ENTITY, API_SHOT_MISS */
+	uint64_t world_snapshots;
 };
+
+enum { API_SHOT_STATIC, API_SHOT_ENTITY, API_SHOT_MISS };
 
 /* Handle one request. Always fills *resp (release with api_response_release),
  * also when out of memory (then a 500 with a static body). */

@@ -16,6 +16,8 @@ enum api_err {
 	API_UNSUPPORTED_MEDIA_TYPE,	/* 415 unsupported_media_type */
 	API_NOT_READY,			/* 503 not_ready */
 	API_INTERNAL,			/* 500 internal */
+	API_WORLD_NOT_FOUND,		/* 404 world_not_found */
+	API_CONFLICT,			/* 409 conflict (a snapshot tick that does not increase) */
 	API_ERR_COUNT
 };
 

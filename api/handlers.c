@@ -23,6 +23,8 @@ static void resp_init(struct api_response *resp)
 	resp->route_label = "unmatched";
 	resp->ray_kind = NULL;
 	resp->rays = 0;
+	memset(resp->world_shots, 0, sizeof(resp->world_shots));
+	resp->world_snapshots = 0;
 }
 
 /* The static out-of-memory answer, in static_body (body left empty). */
@@ -122,6 +124,13 @@ static const handler_fn handlers[] = {
 	[OP_MESH_OVERLAP] = handle_mesh_overlap,
 	[OP_OBB_RAYCAST] = handle_obb_raycast,
 	[OP_HITSCAN] = handle_hitscan,
+	[OP_WORLD_LIST] = handle_world_list,
+	[OP_WORLD_PUT] = handle_world_put,
+	[OP_WORLD_GET] = handle_world_get,
+	[OP_WORLD_DELETE] = handle_world_delete,
+	[OP_WORLD_SNAPSHOT] = handle_world_snapshot,
+	[OP_WORLD_HITSCAN] = handle_world_hitscan,
+	[OP_WORLD_RAYCAST] = handle_world_raycast,
 };
 
 /* The body types an operation accepts besides JSON, NULL-terminated (NULL:
@@ -138,6 +147,10 @@ static const char *const *op_body_types(enum api_op op)
 	case OP_MESH_OVERLAP:
 	case OP_OBB_RAYCAST:
 	case OP_HITSCAN:
+	case OP_WORLD_PUT:
+	case OP_WORLD_SNAPSHOT:
+	case OP_WORLD_HITSCAN:
+	case OP_WORLD_RAYCAST:
 		return json_types;
 	default:
 		return NULL;

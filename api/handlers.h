@@ -21,6 +21,14 @@ enum api_op {
 	OP_MESH_OVERLAP,
 	OP_OBB_RAYCAST,
 	OP_HITSCAN,
+	/* worlds (world_handlers.c) */
+	OP_WORLD_LIST,
+	OP_WORLD_PUT,
+	OP_WORLD_GET,
+	OP_WORLD_DELETE,
+	OP_WORLD_SNAPSHOT,
+	OP_WORLD_HITSCAN,
+	OP_WORLD_RAYCAST,
 };
 
 /* A matched route: the operation and, for /v1/meshes/{name}..., the name
@@ -68,5 +76,21 @@ void handle_obb_raycast(const struct api_ctx *ctx, const struct api_request *req
 			const struct api_match *m, struct api_response *resp);
 void handle_hitscan(const struct api_ctx *ctx, const struct api_request *req,
 		    const struct api_match *m, struct api_response *resp);
+
+/* world_handlers.c: /v1/worlds; {name} is the world */
+void handle_world_list(const struct api_ctx *ctx, const struct api_request *req,
+		       const struct api_match *m, struct api_response *resp);
+void handle_world_put(const struct api_ctx *ctx, const struct api_request *req,
+		      const struct api_match *m, struct api_response *resp);
+void handle_world_get(const struct api_ctx *ctx, const struct api_request *req,
+		      const struct api_match *m, struct api_response *resp);
+void handle_world_delete(const struct api_ctx *ctx, const struct api_request *req,
+			 const struct api_match *m, struct api_response *resp);
+void handle_world_snapshot(const struct api_ctx *ctx, const struct api_request *req,
+			   const struct api_match *m, struct api_response *resp);
+void handle_world_hitscan(const struct api_ctx *ctx, const struct api_request *req,
+			  const struct api_match *m, struct api_response *resp);
+void handle_world_raycast(const struct api_ctx *ctx, const struct api_request *req,
+			  const struct api_match *m, struct api_response *resp);
 
 #endif

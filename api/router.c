@@ -24,6 +24,14 @@ static const struct route routes[] = {
 	{ "POST", "/v1/meshes/{name}/overlap", OP_MESH_OVERLAP, API_ACCESS_READ, 0 },
 	{ "POST", "/v1/obb/raycast", OP_OBB_RAYCAST, API_ACCESS_READ, 0 },
 	{ "POST", "/v1/hitscan", OP_HITSCAN, API_ACCESS_READ, 0 },
+	/* worlds: writes (create, delete, snapshots) need the write key */
+	{ "GET", "/v1/worlds", OP_WORLD_LIST, API_ACCESS_READ, 0 },
+	{ "GET", "/v1/worlds/{name}", OP_WORLD_GET, API_ACCESS_READ, 0 },
+	{ "PUT", "/v1/worlds/{name}", OP_WORLD_PUT, API_ACCESS_WRITE, 0 },
+	{ "DELETE", "/v1/worlds/{name}", OP_WORLD_DELETE, API_ACCESS_WRITE, 0 },
+	{ "POST", "/v1/worlds/{name}/snapshots", OP_WORLD_SNAPSHOT, API_ACCESS_WRITE, 0 },
+	{ "POST", "/v1/worlds/{name}/hitscan", OP_WORLD_HITSCAN, API_ACCESS_READ, 0 },
+	{ "POST", "/v1/worlds/{name}/raycast", OP_WORLD_RAYCAST, API_ACCESS_READ, 0 },
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))

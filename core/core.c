@@ -12,6 +12,8 @@ const char *core_result_str(enum core_result r)
 	case CORE_EEMPTY: return "empty";
 	case CORE_ETOOBIG: return "too large";
 	case CORE_ENOTFOUND: return "not found";
+	case CORE_ECONFLICT: return "conflict";
+	case CORE_ERANGE: return "out of range";
 	}
 	return "unknown";
 }

@@ -17,6 +17,8 @@ enum core_result {
 	CORE_EEMPTY,		/* a mesh with no vertices or no triangles */
 	CORE_ETOOBIG,		/* a count over a limit, or a size that overflows */
 	CORE_ENOTFOUND,		/* no such name in the store */
+	CORE_ECONFLICT,		/* worlds: a tick or time that does not increase */
+	CORE_ERANGE,		/* worlds: a time older than the history held */
 };
 
 /* A short, static, human-readable text for a result code. */

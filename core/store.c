@@ -1,5 +1,6 @@
 /* store.c - the named-mesh store: a sorted table under a reader-writer lock. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ struct store {
 	struct store_entry *tab;
 	size_t n;
 	size_t cap;
+	atomic_uint_fast64_t generation;	/* +1 on every put and delete (worlds) */
 };
 
 enum core_result store_new(struct store **out)
@@ -173,6 +175,7 @@ enum core_result store_put(struct store *s, const char *name, struct mesh *m,
 		v = e->version = 1;
 		s->n++;
 	}
+	atomic_fetch_add(&s->generation, 1);
 	pthread_rwlock_unlock(&s->lock);
 
 	mesh_unref(drop);
@@ -224,6 +227,7 @@ enum core_result store_delete(struct store *s, const char *name)
 		memmove(&s->tab[i], &s->tab[i + 1],
 			(s->n - i - 1) * sizeof(*s->tab));
 		s->n--;
+		atomic_fetch_add(&s->generation, 1);
 	}
 	pthread_rwlock_unlock(&s->lock);
 
@@ -290,4 +294,9 @@ void store_totals(struct store *s, size_t *meshes, size_t *triangles, size_t *by
 		*triangles = tris;
 	if (bytes)
 		*bytes = mem;
+}
+
+uint64_t store_generation(struct store *s)
+{
+	return atomic_load(&s->generation);
 }

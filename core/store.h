@@ -51,6 +51,11 @@ struct store_entry {
 enum core_result store_list(struct store *s, struct store_entry **out, size_t *n);
 void store_list_free(struct store_entry *e, size_t n);
 
+/* A counter that changes with every put and delete (starts at 0). A reader
+ * that resolved names at generation g may keep its references for as long as
+ * store_generation still returns g (worlds resolve their instances so). */
+uint64_t store_generation(struct store *s);
+
 /* Totals for metrics: meshes, triangles and bytes held. */
 void store_totals(struct store *s, size_t *meshes, size_t *triangles, size_t *bytes);
 

@@ -35,6 +35,11 @@ const char config_usage[] =
 	"  --max-boxes N            boxes per OBB or hitscan request (65536)\n"
 	"  --max-triangles N        triangles per mesh (16M)\n"
 	"  --max-meshes N           meshes held, 0 = unlimited (0)\n"
+	"  --max-worlds N           worlds held, 0 = unlimited (64)\n"
+	"  --max-world-instances N  static instances per world (4096)\n"
+	"  --max-world-entities N   entities per snapshot (1024)\n"
+	"  --max-world-hitboxes N   hitboxes per snapshot, all entities (65536)\n"
+	"  --max-world-snapshots N  snapshots one world keeps, >= 2 (256)\n"
 	"  --tls-cert FILE          serve HTTPS with this PEM certificate (chain)\n"
 	"  --tls-key FILE           ... and this PEM private key\n"
 	"  --log-level LEVEL        debug, info, warn or error (info);\n"
@@ -76,6 +81,11 @@ static const struct opt opts[] = {
 	{ "max-boxes", OPT_COUNT, F(max_boxes), 1, UINT32_MAX },
 	{ "max-triangles", OPT_COUNT, F(max_triangles), 1, MESH_MAX_TRIANGLES },
 	{ "max-meshes", OPT_COUNT, F(max_meshes), 0, UINT32_MAX },
+	{ "max-worlds", OPT_COUNT, F(max_worlds), 0, UINT32_MAX },
+	{ "max-world-instances", OPT_COUNT, F(max_world_instances), 1, UINT32_MAX >> 1 },
+	{ "max-world-entities", OPT_COUNT, F(max_world_entities), 1, UINT32_MAX >> 1 },
+	{ "max-world-hitboxes", OPT_COUNT, F(max_world_hitboxes), 1, UINT32_MAX >> 1 },
+	{ "max-world-snapshots", OPT_COUNT, F(max_world_snapshots), 2, 1u << 20 },
 	{ "tls-cert", OPT_PATH, F(tls_cert), 0, 0 },
 	{ "tls-key", OPT_PATH, F(tls_key), 0, 0 },
 	{ "log-level", OPT_LEVEL, F(log_level), 0, 0 },
@@ -100,6 +110,11 @@ void config_defaults(struct config *cfg)
 	cfg->max_boxes = 65536;
 	cfg->max_triangles = (size_t)16 << 20;
 	cfg->max_meshes = 0;
+	cfg->max_worlds = 64;
+	cfg->max_world_instances = 4096;
+	cfg->max_world_entities = 1024;
+	cfg->max_world_hitboxes = 65536;
+	cfg->max_world_snapshots = 256;
 	cfg->log_level = LOG_INFO;
 	cfg->connection_timeout = 30;
 }

@@ -32,6 +32,11 @@ struct config {
 	size_t max_boxes;		/* boxes per OBB/hitscan request: each costs every ray a test */
 	size_t max_triangles;
 	size_t max_meshes;		/* 0 = unlimited */
+	size_t max_worlds;		/* 0 = unlimited */
+	size_t max_world_instances;
+	size_t max_world_entities;
+	size_t max_world_hitboxes;
+	size_t max_world_snapshots;	/* >= 2 */
 	const char *tls_cert;		/* path; both or neither with tls_key */
 	const char *tls_key;
 	enum log_level log_level;

@@ -260,6 +260,7 @@ static enum MHD_Result serve_ops(struct http_server *s, struct MHD_Connection *c
 	resp.status = MHD_HTTP_OK;
 	resp.content_type = METRICS_CONTENT_TYPE;
 	metrics_render(s->p.metrics, s->p.api->store, COLLISIOND_VERSION, &resp.body);
+	metrics_render_worlds(s->p.metrics, s->p.api->worlds, &resp.body);
 	if (resp.body.oom) {
 		buf_release(&resp.body);
 		return send_error(c, r, API_INTERNAL, NULL, "out of memory");
@@ -315,6 +316,7 @@ static enum MHD_Result serve_api(struct http_server *s, struct MHD_Connection *c
 		r->route_label = resp.route_label;
 	r->ray_kind = resp.ray_kind;
 	r->rays = resp.rays;
+	metrics_record_worlds(s->p.metrics, resp.world_shots, resp.world_snapshots);
 	ret = send_response(c, r, &resp);
 	api_response_release(&resp);
 	free(r->body);

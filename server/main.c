@@ -17,6 +17,7 @@
 #include "metrics.h"
 #include "persist.h"
 #include "store.h"
+#include "world_registry.h"
 
 #define SHUTDOWN_GRACE_MS 10000
 
@@ -65,6 +66,15 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 	api.limits.max_meshes = cfg->max_meshes;
 	api.limits.max_body_mesh = cfg->max_body_bytes;
 	api.limits.max_body_query = cfg->max_query_bytes;
+	api.world_limits.max_worlds = cfg->max_worlds;
+	api.world_limits.max_instances = cfg->max_world_instances;
+	api.world_limits.max_entities = cfg->max_world_entities;
+	api.world_limits.max_hitboxes = cfg->max_world_hitboxes;
+	api.world_limits.max_snapshots = cfg->max_world_snapshots;
+	if (world_registry_new(&api.worlds) != CORE_OK) {
+		log_msg(log, LOG_ERROR, "out of memory");
+		goto out_free_store;
+	}
 	api.openapi_yaml = openapi_yaml;
 	api.openapi_len = openapi_yaml_len;
 	/* big batches: the calling thread plus threads - 1 workers */
@@ -117,6 +127,7 @@ out_close_persist:
 	if (cfg->data_dir)
 		persist_close(&persist);
 out_free_store:
+	world_registry_free(api.worlds);	/* before the store: worlds hold meshes */
 	batch_pool_destroy(api.pool);
 	store_free(api.store);
 out_free_metrics:

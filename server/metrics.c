@@ -1,6 +1,7 @@
 /* metrics.c - lock-free request/ray counters and their Prometheus text
  * exposition (see metrics.h). */
 #include "metrics.h"
+#include "world_registry.h"
 
 #include <string.h>
 #include <time.h>
@@ -250,4 +251,38 @@ void metrics_render(struct metrics *m, struct store *store, const char *version,
 	put_label(out, version);
 	buf_puts(out, "\"} 1\n# HELP process_start_time_seconds Start time of the process since the Unix epoch in seconds.\n# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds ");
 	buf_printf(out, "%.3f\n", m->start_time);
+}
+
+/* ---- worlds */
+
+void metrics_record_worlds(struct metrics *m, const uint64_t shots[3], uint64_t snapshots)
+{
+	int k;
+
+	for (k = 0; k < 3; k++)
+		if (shots[k])
+			atomic_fetch_add_explicit(&m->world_shots[k], shots[k], memory_order_relaxed);
+	if (snapshots)
+		atomic_fetch_add_explicit(&m->world_snapshots, snapshots, memory_order_relaxed);
+}
+
+void metrics_render_worlds(struct metrics *m, struct world_registry *reg, struct buf *out)
+{
+	static const char *const outcome[3] = { "static", "entity", "miss" };
+	int k;
+
+	buf_puts(out, "# HELP collisiond_worlds Worlds held.\n# TYPE collisiond_worlds gauge\ncollisiond_worlds ");
+	buf_put_u64(out, reg ? world_registry_count(reg) : 0);
+	buf_puts(out, "\n# HELP collisiond_world_snapshots_total Snapshots ingested into worlds (rate() gives snapshots/s).\n"
+		      "# TYPE collisiond_world_snapshots_total counter\ncollisiond_world_snapshots_total ");
+	buf_put_u64(out, load(&m->world_snapshots));
+	buf_puts(out, "\n# HELP collisiond_world_shots_total World hitscan shots answered, by outcome.\n"
+		      "# TYPE collisiond_world_shots_total counter\n");
+	for (k = 0; k < 3; k++) {
+		buf_puts(out, "collisiond_world_shots_total{outcome=\"");
+		buf_puts(out, outcome[k]);
+		buf_puts(out, "\"} ");
+		buf_put_u64(out, load(&m->world_shots[k]));
+		buf_putc(out, '\n');
+	}
 }

@@ -37,6 +37,9 @@ struct metrics {
 	double start_time;		/* Unix seconds, for process_start_time_seconds */
 	struct metrics_route routes[METRICS_ROUTES];
 	atomic_uint_fast64_t rays[METRICS_KINDS];
+	/* worlds */
+	atomic_uint_fast64_t world_shots[3];	/* static, entity, miss (api.h API_SHOT_*) */
+	atomic_uint_fast64_t world_snapshots;
 };
 
 /* Zero everything and note the start time. */
@@ -55,6 +58,14 @@ void metrics_record(struct metrics *m, const char *route, const char *method, in
  * store's gauges when store is not NULL. */
 void metrics_render(struct metrics *m, struct store *store, const char *version,
 		    struct buf *out);
+
+/* Worlds: count one response's shots by outcome and snapshots ingested. */
+void metrics_record_worlds(struct metrics *m, const uint64_t shots[3], uint64_t snapshots);
+
+struct world_registry;
+/* Append the worlds' series (worlds held, snapshots, shots by outcome);
+ * reg may be NULL (0 worlds). */
+void metrics_render_worlds(struct metrics *m, struct world_registry *reg, struct buf *out);
 
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 

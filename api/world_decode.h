@@ -1,0 +1,70 @@
+/* world_decode.h - /v1/worlds request bodies to plain C structs for
+ * core/world.h: strict JSON (unknown or repeated fields are errors), every
+ * message naming its field by path ("entities[3].hitboxes[0].radius: ...").
+ *
+ * Strings in the structs point into the cJSON tree: keep the tree until
+ * core has copied them (world_new, world_ingest) or the answer is encoded.
+ * On failure the struct is left empty (its release is a no-op).
+ */
+#ifndef API_WORLD_DECODE_H
+#define API_WORLD_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cJSON.h>
+
+#include "api.h"
+#include "decode.h"
+#include "world.h"
+
+#define WORLD_HISTORY_MS_DEFAULT 1000.0
+#define WORLD_HISTORY_MS_MAX 60000.0
+#define WORLD_TELEPORT_DEFAULT 64.0
+#define WORLD_IGNORE_MAX 256		/* ids in one shot's "ignore" */
+#define WORLD_ID_MAX 128		/* bytes of an instance, entity or hitbox id */
+
+/* PUT /v1/worlds/{world} */
+struct world_put_req {
+	struct world_instance_in *inst;
+	size_t n;
+	double history_ms;
+	double teleport_distance;
+};
+
+/* POST /v1/worlds/{world}/snapshots */
+struct snapshot_req {
+	uint64_t tick;
+	double time_ms;
+	struct entity_in *ents;
+	size_t n;
+	struct hitbox_in *hbs;		/* every entity's hitboxes, one array */
+	size_t nhb;
+};
+
+/* POST /v1/worlds/{world}/hitscan and /raycast */
+struct world_shots_req {
+	int batch;			/* "shots" given: answer {"results": [...]} */
+	size_t n;
+	struct world_shot *shots;
+	const char **ignore;		/* every shot's ignore ids, one array */
+	enum hit_mode mode;		/* hitscan: closest or all; raycast: closest, any or all */
+	uint32_t max_hits;
+};
+
+enum api_err decode_world_put(const cJSON *root, const struct api_world_limits *lim,
+			      struct world_put_req *q, struct api_fail *f);
+void world_put_req_release(struct world_put_req *q);
+
+/* More entities or hitboxes than the limits is API_PAYLOAD_TOO_LARGE, found
+ * before anything is allocated for them. */
+enum api_err decode_snapshot(const cJSON *root, const struct api_world_limits *lim,
+			     struct snapshot_req *q, struct api_fail *f);
+void snapshot_req_release(struct snapshot_req *q);
+
+/* static_only: /raycast (modes closest, any, all). */
+enum api_err decode_world_shots(const cJSON *root, const struct api_limits *lim, int static_only,
+				struct world_shots_req *q, struct api_fail *f);
+void world_shots_req_release(struct world_shots_req *q);
+
+#endif

@@ -1,0 +1,553 @@
+/* snapshot.c - building immutable snapshots of entities and their hitboxes,
+ * pairing them with the tick before, and the rewound poses between two. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "world_impl.h"
+
+static int layer_ok(uint32_t layer)
+{
+	return layer < 32;
+}
+
+static int unit_quat(const double in[4], double out[4])
+{
+	double l = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (!isfinite(in[i]))
+			return 0;
+		l += in[i] * in[i];
+	}
+	l = sqrt(l);
+	if (!(l > 0) || !isfinite(l))
+		return 0;
+	for (i = 0; i < 4; i++)
+		out[i] = in[i] / l;
+	return 1;
+}
+
+/* Float bounds containing the double interval [c - e, c + e] per axis. */
+static void bounds_around(const double c[3], const double e[3], vec3 *lo, vec3 *hi)
+{
+	float l[3], u[3];
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		double a = c[k] - e[k], b = c[k] + e[k];
+
+		l[k] = (float)a;
+		u[k] = (float)b;
+		if (l[k] > a)
+			l[k] = nextafterf(l[k], -INFINITY);
+		if (u[k] < b)
+			u[k] = nextafterf(u[k], INFINITY);
+	}
+	*lo = v3(l[0], l[1], l[2]);
+	*hi = v3(u[0], u[1], u[2]);
+}
+
+static void d3(vec3 v, double o[3])
+{
+	o[0] = v.x;
+	o[1] = v.y;
+	o[2] = v.z;
+}
+
+/*
+ * Geometry of one hitbox at its tick, and bounds that hold for any rotation
+ * and for linear motion between two ticks (a box by the sphere around its
+ * centre, a mesh by the sphere around its position): the union of the
+ * bounds at two ticks then contains every rewound pose in between.
+ */
+static enum core_result hitbox_setup(struct hitbox *h)
+{
+	double c[3], e[3];
+	int k;
+
+	switch (h->shape) {
+	case HITBOX_SPHERE:
+		if (!(h->radius >= 0) || !isfinite(h->radius) || !v3_isfinite(h->a))
+			return CORE_EINVAL;
+		h->key = h->a;
+		d3(h->a, c);
+		e[0] = e[1] = e[2] = h->radius;
+		break;
+	case HITBOX_CAPSULE: {
+		double a[3], b[3];
+
+		if (!(h->radius >= 0) || !isfinite(h->radius) || !v3_isfinite(h->a) ||
+		    !v3_isfinite(h->b))
+			return CORE_EINVAL;
+		h->key = v3_scale(v3_add(h->a, h->b), 0.5f);
+		d3(h->a, a);
+		d3(h->b, b);
+		for (k = 0; k < 3; k++) {
+			c[k] = 0.5 * (a[k] + b[k]);
+			e[k] = 0.5 * fabs(a[k] - b[k]) + h->radius;
+		}
+		break;
+	}
+	case HITBOX_BOX: {
+		double r;
+
+		if (!unit_quat(h->rot, h->rot) ||
+		    obb_from_quat(h->a, h->size, h->rot, &h->box) != CORE_OK)
+			return CORE_EINVAL;
+		h->key = h->a;
+		d3(h->a, c);
+		r = sqrt((double)h->size.x * h->size.x + (double)h->size.y * h->size.y +
+			 (double)h->size.z * h->size.z);
+		e[0] = e[1] = e[2] = r * (1 + 4 * DBL_EPSILON);
+		break;
+	}
+	case HITBOX_MESH: {
+		double pos[3], scale[3], r = 0;
+		struct mesh_info mi;
+		int corner;
+
+		d3(h->a, pos);
+		d3(h->size, scale);
+		if (!unit_quat(h->rot, h->rot) || xform_from_trs(pos, h->rot, scale, h->xf) != CORE_OK)
+			return CORE_EINVAL;
+		mesh_get_info(h->mesh, &mi);
+		for (corner = 0; corner < 8; corner++) {
+			double x = (corner & 1 ? mi.max.x : mi.min.x) * scale[0];
+			double y = (corner & 2 ? mi.max.y : mi.min.y) * scale[1];
+			double z = (corner & 4 ? mi.max.z : mi.min.z) * scale[2];
+
+			r = fmax(r, sqrt(x * x + y * y + z * z));
+		}
+		h->key = h->a;
+		memcpy(c, pos, sizeof(c));
+		e[0] = e[1] = e[2] = r * (1 + 8 * DBL_EPSILON);
+		break;
+	}
+	default:
+		return CORE_EINVAL;
+	}
+	bounds_around(c, e, &h->lo, &h->hi);
+	tlas_pad(&h->lo, &h->hi);
+	return CORE_OK;
+}
+
+struct snapshot *snapshot_ref(struct snapshot *s)
+{
+	atomic_fetch_add(&s->refs, 1);
+	return s;
+}
+
+static void snapshot_free(struct snapshot *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nhb; i++)
+		mesh_unref(s->hbs[i].mesh);
+	free(s->ents);
+	free(s->hbs);
+	free(s->succ);
+	free(s->hb_succ);
+	tlas_release(&s->own);
+	tlas_release(&s->pair);
+	free(s->own_box);
+	free(s->pair_box);
+	free(s->xfs);
+	free(s->strings);
+	free(s);
+}
+
+void snapshot_unref(struct snapshot *s)
+{
+	if (s && atomic_fetch_sub(&s->refs, 1) == 1)
+		snapshot_free(s);
+}
+
+uint32_t snapshot_find(const struct snapshot *s, const char *id)
+{
+	size_t lo = 0, hi = s->nent;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(id, s->ents[mid].id);
+
+		if (c == 0)
+			return (uint32_t)mid;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return WORLD_NONE;
+}
+
+/* qsort_r helpers: indices ordered by the strings they name */
+static int cmp_ent_in(const void *x, const void *y, void *arg)
+{
+	const struct entity_in *e = arg;
+	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+	int c = strcmp(e[i].id, e[j].id);
+
+	return c ? c : (i > j) - (i < j);
+}
+
+static int cmp_hb_in(const void *x, const void *y, void *arg)
+{
+	const struct hitbox_in *h = arg;
+	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+	int c = strcmp(h[i].id, h[j].id);
+
+	return c ? c : (i > j) - (i < j);
+}
+
+/* Copy s into the pool at *at; returns the copy. */
+static const char *pool_put(char *pool, size_t *at, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = pool + *at;
+
+	memcpy(p, s, n);
+	*at += n;
+	return p;
+}
+
+/* Hitbox k of entity e (global index), looked up by id in s; WORLD_NONE. */
+static uint32_t find_hitbox(const struct snapshot *s, const struct entity *e, const char *id,
+			    uint32_t hint)
+{
+	uint32_t k;
+
+	if (hint < e->n && strcmp(s->hbs[e->first + hint].id, id) == 0)
+		return e->first + hint;
+	for (k = 0; k < e->n; k++)
+		if (strcmp(s->hbs[e->first + k].id, id) == 0)
+			return e->first + k;
+	return WORLD_NONE;
+}
+
+/*
+ * Pair s with prev: entity successors (none when it moved farther than
+ * teleport_distance) and hitbox successors (same id and shape). The lookup
+ * by id within an entity is linear after trying the same position, which is
+ * where a game server sends it every tick.
+ */
+static enum core_result pair_with(struct snapshot *s, const struct snapshot *prev, double teleport)
+{
+	size_t i;
+
+	s->prev_tick = prev->tick;
+	s->succ = malloc((prev->nent ? prev->nent : 1) * sizeof(*s->succ));
+	s->hb_succ = malloc((prev->nhb ? prev->nhb : 1) * sizeof(*s->hb_succ));
+	if (!s->succ || !s->hb_succ)
+		return CORE_ENOMEM;
+	for (i = 0; i < prev->nhb; i++)
+		s->hb_succ[i] = WORLD_NONE;
+	for (i = 0; i < prev->nent; i++) {
+		const struct entity *pe = &prev->ents[i];
+		uint32_t j = snapshot_find(s, pe->id), k;
+		double moved2 = 0, tele2 = teleport * teleport;
+
+		s->succ[i] = j;
+		if (j == WORLD_NONE)
+			continue;
+		for (k = 0; k < pe->n; k++) {
+			const struct hitbox *h0 = &prev->hbs[pe->first + k];
+			uint32_t m = find_hitbox(s, &s->ents[j], h0->id, k);
+			double dx, dy, dz;
+
+			if (m == WORLD_NONE || s->hbs[m].shape != h0->shape)
+				continue;
+			s->hb_succ[pe->first + k] = m;
+			dx = (double)s->hbs[m].key.x - h0->key.x;
+			dy = (double)s->hbs[m].key.y - h0->key.y;
+			dz = (double)s->hbs[m].key.z - h0->key.z;
+			moved2 = fmax(moved2, dx * dx + dy * dy + dz * dz);
+		}
+		if (moved2 > tele2)
+			s->succ[i] = WORLD_NONE;
+	}
+	return CORE_OK;
+}
+
+static void box6_set(struct box6 *b, vec3 lo, vec3 hi)
+{
+	b->lo[0] = lo.x;
+	b->lo[1] = lo.y;
+	b->lo[2] = lo.z;
+	b->hi[0] = hi.x;
+	b->hi[1] = hi.y;
+	b->hi[2] = hi.z;
+}
+
+/* The culling BVHs (world_impl.h). An entity without hitboxes gets an
+ * empty (inverted) box that no ray meets. */
+static enum core_result build_culling(struct snapshot *s, const struct snapshot *prev)
+{
+	size_t pn = prev ? prev->nent : 0, n = s->nent > pn ? s->nent : pn, i;
+	vec3 *lo = malloc((n ? n : 1) * sizeof(*lo)), *hi = malloc((n ? n : 1) * sizeof(*hi));
+	enum core_result r = CORE_ENOMEM;
+
+	if (!lo || !hi)
+		goto out_free;
+	for (i = 0; i < s->nent; i++) {
+		lo[i] = s->ents[i].lo;
+		hi[i] = s->ents[i].hi;
+	}
+	r = tlas_build(lo, hi, s->nent, &s->own);
+	if (r != CORE_OK)
+		goto out_free;
+	r = CORE_ENOMEM;
+	s->own_box = malloc((s->nhb ? s->nhb : 1) * sizeof(*s->own_box));
+	if (!s->own_box)
+		goto out_free;
+	for (i = 0; i < s->nhb; i++)
+		box6_set(&s->own_box[i], s->hbs[i].lo, s->hbs[i].hi);
+	r = CORE_OK;
+	if (!prev)
+		goto out_free;
+	r = CORE_ENOMEM;
+	s->pair_box = malloc((prev->nhb ? prev->nhb : 1) * sizeof(*s->pair_box));
+	if (!s->pair_box)
+		goto out_free;
+	for (i = 0; i < prev->nent; i++) {
+		const struct entity *pe = &prev->ents[i];
+		uint32_t k;
+
+		for (k = pe->first; k < pe->first + pe->n; k++) {
+			uint32_t m = s->hb_succ[k];
+
+			if (s->succ[i] == WORLD_NONE || m == WORLD_NONE)
+				box6_set(&s->pair_box[k], prev->hbs[k].lo, prev->hbs[k].hi);
+			else
+				box6_set(&s->pair_box[k], v3_min(prev->hbs[k].lo, s->hbs[m].lo),
+					 v3_max(prev->hbs[k].hi, s->hbs[m].hi));
+		}
+	}
+	for (i = 0; i < prev->nent; i++) {
+		uint32_t j = s->succ[i];
+
+		lo[i] = prev->ents[i].lo;
+		hi[i] = prev->ents[i].hi;
+		if (j != WORLD_NONE) {
+			lo[i] = v3_min(lo[i], s->ents[j].lo);
+			hi[i] = v3_max(hi[i], s->ents[j].hi);
+		}
+	}
+	r = tlas_build(lo, hi, prev->nent, &s->pair);
+out_free:
+	free(lo);
+	free(hi);
+	return r;
+}
+
+/* Duplicate hitbox ids of one entity: the input index of the later one. */
+static size_t dup_hitbox(const struct entity_in *e, uint32_t *scratch)
+{
+	size_t k;
+
+	for (k = 0; k < e->n; k++)
+		scratch[k] = (uint32_t)k;
+	qsort_r(scratch, e->n, sizeof(*scratch), cmp_hb_in, (void *)e->hitboxes);
+	for (k = 1; k < e->n; k++)
+		if (strcmp(e->hitboxes[scratch[k]].id, e->hitboxes[scratch[k - 1]].id) == 0)
+			return scratch[k];
+	return WORLD_NONE;
+}
+
+static enum core_result fail_at(struct world_fail *f, size_t item, size_t hb, enum core_result r)
+{
+	if (f) {
+		f->item = item;
+		f->hitbox = hb;
+	}
+	return r;
+}
+
+enum core_result snapshot_build(struct store *store, uint64_t tick, double time_ms,
+				const struct entity_in *ents, size_t n, const struct snapshot *prev,
+				double teleport_distance, struct snapshot **out,
+				struct world_fail *fail)
+{
+	struct snapshot *s;
+	uint32_t *order = NULL, *scratch = NULL;
+	size_t i, nhb = 0, bytes = 0, at = 0, maxn = 0, k, nmesh = 0;
+	enum core_result r = CORE_ENOMEM;
+
+	if (!isfinite(time_ms) || n >= WORLD_NONE)
+		return fail_at(fail, WORLD_NONE, WORLD_NONE, CORE_EINVAL);
+	for (i = 0; i < n; i++) {
+		if (!ents[i].id || !layer_ok(ents[i].layer))
+			return fail_at(fail, i, WORLD_NONE, CORE_EINVAL);
+		if (ents[i].n > SIZE_MAX / 2 - nhb)
+			return fail_at(fail, i, WORLD_NONE, CORE_ETOOBIG);
+		nhb += ents[i].n;
+		maxn = ents[i].n > maxn ? ents[i].n : maxn;
+		bytes += strlen(ents[i].id) + 1;
+		for (k = 0; k < ents[i].n; k++) {
+			const struct hitbox_in *h = &ents[i].hitboxes[k];
+
+			if (!h->id || (h->shape == HITBOX_MESH && !h->mesh))
+				return fail_at(fail, i, k, CORE_EINVAL);
+			bytes += strlen(h->id) + 1 + (h->shape == HITBOX_MESH ? strlen(h->mesh) + 1 : 0);
+			nmesh += h->shape == HITBOX_MESH;
+		}
+	}
+	if (nhb >= WORLD_NONE)
+		return fail_at(fail, WORLD_NONE, WORLD_NONE, CORE_ETOOBIG);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return CORE_ENOMEM;
+	atomic_init(&s->refs, 1);
+	s->tick = tick;
+	s->time_ms = time_ms;
+	s->ents = malloc((n ? n : 1) * sizeof(*s->ents));
+	s->hbs = calloc(nhb ? nhb : 1, sizeof(*s->hbs));
+	s->strings = malloc(bytes ? bytes : 1);
+	s->xfs = malloc((nmesh ? nmesh : 1) * sizeof(*s->xfs));
+	order = malloc((n ? n : 1) * sizeof(*order));
+	scratch = malloc((maxn ? maxn : 1) * sizeof(*scratch));
+	if (!s->ents || !s->hbs || !s->strings || !s->xfs || !order || !scratch)
+		goto out_free;
+	for (i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, n, sizeof(*order), cmp_ent_in, (void *)ents);
+	for (i = 1; i < n; i++)
+		if (strcmp(ents[order[i]].id, ents[order[i - 1]].id) == 0) {
+			r = fail_at(fail, order[i], WORLD_NONE, CORE_EINVAL);
+			goto out_free;
+		}
+	nhb = 0;
+	nmesh = 0;
+	for (i = 0; i < n; i++) {
+		const struct entity_in *in = &ents[order[i]];
+		struct entity *e = &s->ents[i];
+		size_t dup = dup_hitbox(in, scratch);
+
+		if (dup != WORLD_NONE) {
+			r = fail_at(fail, order[i], dup, CORE_EINVAL);
+			goto out_free;
+		}
+		e->id = pool_put(s->strings, &at, in->id);
+		e->layer = in->layer;
+		e->first = (uint32_t)nhb;
+		e->n = (uint32_t)in->n;
+		e->lo = v3(INFINITY, INFINITY, INFINITY);
+		e->hi = v3(-INFINITY, -INFINITY, -INFINITY);
+		for (k = 0; k < in->n; k++) {
+			const struct hitbox_in *hi = &in->hitboxes[k];
+			struct hitbox *h = &s->hbs[nhb++];
+
+			s->nhb = nhb;	/* what snapshot_free must release */
+			h->shape = hi->shape;
+			h->id = pool_put(s->strings, &at, hi->id);
+			h->a = hi->a;
+			h->b = hi->b;
+			h->radius = hi->radius;
+			h->size = hi->size;
+			memcpy(h->rot, hi->rot, sizeof(h->rot));
+			if (h->shape == HITBOX_MESH) {
+				h->xf = &s->xfs[nmesh++];
+				h->mesh_name = pool_put(s->strings, &at, hi->mesh);
+				h->mesh = store_get(store, hi->mesh, NULL);
+				if (!h->mesh) {
+					r = fail_at(fail, order[i], k, CORE_ENOTFOUND);
+					goto out_free;
+				}
+			}
+			if (hitbox_setup(h) != CORE_OK) {
+				r = fail_at(fail, order[i], k, CORE_EINVAL);
+				goto out_free;
+			}
+			e->lo = v3_min(e->lo, h->lo);
+			e->hi = v3_max(e->hi, h->hi);
+		}
+		if (e->n)
+			tlas_pad(&e->lo, &e->hi);
+	}
+	s->nent = n;
+	s->nhb = nhb;
+	if (prev && pair_with(s, prev, teleport_distance) != CORE_OK)
+		goto out_free;
+	if (build_culling(s, prev) != CORE_OK)
+		goto out_free;
+	free(order);
+	free(scratch);
+	*out = s;
+	return CORE_OK;
+
+out_free:
+	free(order);
+	free(scratch);
+	snapshot_free(s);
+	return r;
+}
+
+const struct tlas *rewind_entity_tlas(const struct rewind *rw)
+{
+	return rw->s1 ? &rw->s1->pair : &rw->s0->own;
+}
+
+static vec3 lerp3(vec3 a, vec3 b, double f)
+{
+	return v3((float)(a.x + f * ((double)b.x - a.x)), (float)(a.y + f * ((double)b.y - a.y)),
+		  (float)(a.z + f * ((double)b.z - a.z)));
+}
+
+/* Normalised lerp along the shorter arc (q1 negated when q0.q1 < 0); both
+ * unit, so the result has length >= 1/sqrt(2) before normalising. */
+static void nlerp(const double q0[4], const double q1[4], double f, double out[4])
+{
+	double dot = q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3];
+	double s = dot < 0 ? -1 : 1, l = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		out[i] = (1 - f) * q0[i] + f * s * q1[i];
+		l += out[i] * out[i];
+	}
+	l = sqrt(l);
+	for (i = 0; i < 4; i++)
+		out[i] /= l;
+}
+
+const struct hitbox *rewind_hitbox(const struct rewind *rw, uint32_t i, uint32_t k,
+				   struct hitbox_scratch *scratch)
+{
+	struct hitbox *tmp = &scratch->h;
+	const struct hitbox *h0 = &rw->s0->hbs[k], *h1;
+	uint32_t m;
+
+	if (!rw->s1 || rw->f == 0 || rw->s1->succ[i] == WORLD_NONE)
+		return h0;
+	m = rw->s1->hb_succ[k];
+	if (m == WORLD_NONE)
+		return h0;
+	h1 = &rw->s1->hbs[m];
+	*tmp = *h0;
+	tmp->a = lerp3(h0->a, h1->a, rw->f);
+	switch (h0->shape) {
+	case HITBOX_CAPSULE:
+		tmp->b = lerp3(h0->b, h1->b, rw->f);
+		break;
+	case HITBOX_BOX:
+		nlerp(h0->rot, h1->rot, rw->f, tmp->rot);
+		if (obb_from_quat(tmp->a, tmp->size, tmp->rot, &tmp->box) != CORE_OK)
+			return h0;
+		break;
+	case HITBOX_MESH: {
+		double pos[3] = { tmp->a.x, tmp->a.y, tmp->a.z };
+		double scale[3] = { tmp->size.x, tmp->size.y, tmp->size.z };
+
+		nlerp(h0->rot, h1->rot, rw->f, tmp->rot);
+		tmp->xf = &scratch->xf;
+		if (xform_from_trs(pos, tmp->rot, scale, tmp->xf) != CORE_OK)
+			return h0;
+		break;
+	}
+	default:
+		break;
+	}
+	return tmp;
+}

@@ -1,0 +1,481 @@
+/* world_query.c - shots against a world view: the rewind, entity hitboxes
+ * culled by their bounds, static instances through the TLAS, and the merge. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shapes.h"
+#include "world_impl.h"
+
+/* A hit in discovery order, for the stable sort of mode all. */
+struct chit {
+	struct world_shot_hit h;
+	uint32_t item;		/* instance or entity index */
+	uint32_t sub;		/* hitbox index (entities) */
+	uint32_t seq;
+};
+
+/* What one shot has found so far. */
+struct collect {
+	enum hit_mode mode;
+	int found;			/* closest/any: best is set */
+	struct world_shot_hit best;
+	uint32_t best_item;		/* entity index of best (ties: the lower) */
+	uint32_t item, sub;		/* what is being tested, for mode all's order */
+	struct chit *all;		/* mode all */
+	size_t n, cap;
+	uint64_t extra;			/* mode all: hits found past a mesh's max_hits */
+	int oom;
+};
+
+static void collect_push(struct collect *c, const struct world_shot_hit *h)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 16;
+		struct chit *p;
+
+		if (cap > SIZE_MAX / sizeof(*p)) {
+			c->oom = 1;
+			return;
+		}
+		p = realloc(c->all, cap * sizeof(*p));
+		if (!p) {
+			c->oom = 1;
+			return;
+		}
+		c->all = p;
+		c->cap = cap;
+	}
+	c->all[c->n].h = *h;
+	c->all[c->n].item = c->item;
+	c->all[c->n].sub = c->sub;
+	c->all[c->n].seq = (uint32_t)c->n;
+	c->n++;
+}
+
+static vec3 along(const struct ray *ray, double t)
+{
+	return v3((float)(ray->origin.x + t * ray->dir.x), (float)(ray->origin.y + t * ray->dir.y),
+		  (float)(ray->origin.z + t * ray->dir.z));
+}
+
+/* ---- static instances */
+
+struct static_ctx {
+	const struct world_view *v;
+	const struct ray *ray;
+	uint32_t layers;
+	struct collect *c;
+	struct world_stats *st;
+	struct hit *buf;		/* room for bufcap mesh hits */
+	uint32_t bufcap;
+	uint32_t best_inst;
+	enum core_result err;
+};
+
+static int visit_static(void *cls, uint32_t i, float *tmax)
+{
+	struct static_ctx *x = cls;
+	const struct instance *in = &x->v->w->inst[i];
+	struct query_opts opts = { x->c->mode, 0, in->xf.det < 0, x->bufcap };
+	struct ray local;
+	uint32_t nh = 0, tot = 0, j;
+	enum core_result r;
+
+	if (!((x->layers >> in->layer) & 1))
+		return 0;
+	local = xform_ray_to_local(&in->xf, x->ray);
+	local.tmax = *tmax > 0 ? *tmax : FLT_TRUE_MIN;
+	if (x->st)
+		x->st->meshes_tested++;
+	r = mesh_raycast(x->v->scene->meshes[i], &local, &opts, x->buf, &nh, &tot);
+	if (r != CORE_OK) {
+		x->err = r;
+		return 1;
+	}
+	for (j = 0; j < nh; j++) {
+		const struct hit *h = &x->buf[j];
+		struct world_shot_hit w;
+
+		if (h->t > *tmax)
+			continue;
+		if (x->c->mode != HIT_ALL && x->c->found &&
+		    (h->t > x->c->best.t || (h->t == x->c->best.t && i > x->best_inst)))
+			continue;
+		w.kind = WORLD_HIT_STATIC;
+		w.t = h->t;
+		w.point = along(x->ray, h->t);
+		w.normal = xform_normal(&in->xf, h->normal);
+		w.triangle = h->triangle;
+		w.inside = 0;
+		w.instance = in->id;
+		w.mesh = in->mesh;
+		w.entity = w.hitbox = NULL;
+		if (x->c->mode == HIT_ALL) {
+			x->c->item = i;
+			x->c->sub = 0;
+			collect_push(x->c, &w);
+			continue;
+		}
+		x->c->best = w;
+		x->c->found = 1;
+		x->best_inst = i;
+		*tmax = h->t;
+		if (x->c->mode == HIT_ANY)
+			return 1;
+	}
+	if (x->c->mode == HIT_ALL && tot > nh)
+		x->c->extra += tot - nh;
+	return 0;
+}
+
+/* The static instances along ray up to tmax into c. */
+static enum core_result cast_static(const struct world_view *v, const struct ray *ray, float tmax,
+				    uint32_t layers, struct collect *c, struct hit *buf,
+				    uint32_t bufcap, struct world_stats *st)
+{
+	struct static_ctx x = { v, ray, layers, c, st, buf, bufcap, 0, CORE_OK };
+
+	tlas_traverse(&v->scene->tlas, ray, &tmax, visit_static, &x);
+	return x.err;
+}
+
+/* ---- entities */
+
+/*
+ * Closest entity hit so far? Entities are visited in BVH order, so an equal
+ * t goes to the entity first in id order; within one entity (visited in
+ * hitbox order) the hitbox listed first keeps it.
+ */
+static int better(const struct collect *c, float t)
+{
+	return !c->found || t < c->best.t || (t == c->best.t && c->item < c->best_item);
+}
+
+/* One hitbox along ray (tmax = ray->tmax) into c. */
+static enum core_result cast_hitbox(const struct hitbox *h, const struct entity *e,
+				    const struct ray *ray, struct collect *c, struct hit *buf,
+				    uint32_t bufcap)
+{
+	struct world_shot_hit w;
+	struct shape_hit sh;
+	struct obb_hit oh;
+	int got = 0;
+
+	w.kind = WORLD_HIT_ENTITY;
+	w.triangle = WORLD_NONE;
+	w.instance = w.mesh = NULL;
+	w.entity = e->id;
+	w.hitbox = h->id;
+	switch (h->shape) {
+	case HITBOX_SPHERE:
+	case HITBOX_CAPSULE:
+		got = h->shape == HITBOX_SPHERE ? sphere_raycast(h->a, h->radius, ray, &sh)
+						: capsule_raycast(h->a, h->b, h->radius, ray, &sh);
+		if (got) {
+			w.t = sh.t;
+			w.point = sh.point;
+			w.normal = sh.normal;
+			w.inside = sh.inside;
+		}
+		break;
+	case HITBOX_BOX:
+		got = obb_raycast(&h->box, ray, &oh);
+		if (got) {
+			w.t = oh.t;
+			w.point = oh.point;
+			w.normal = oh.normal;
+			w.inside = oh.inside;
+		}
+		break;
+	case HITBOX_MESH: {
+		struct query_opts opts = { c->mode == HIT_ALL ? HIT_ALL : HIT_CLOSEST, 0, h->xf->det < 0,
+					   c->mode == HIT_ALL ? bufcap : 1 };
+		struct ray local = xform_ray_to_local(h->xf, ray);
+		uint32_t nh = 0, tot = 0, j;
+		enum core_result r;
+
+		local.tmax = ray->tmax > 0 ? ray->tmax : FLT_TRUE_MIN;
+		r = mesh_raycast(h->mesh, &local, &opts, buf, &nh, &tot);
+		if (r != CORE_OK)
+			return r;
+		if (c->mode == HIT_ALL && tot > nh)
+			c->extra += tot - nh;
+		w.mesh = h->mesh_name;
+		w.inside = 0;
+		for (j = 0; j < nh; j++) {
+			if (buf[j].t > ray->tmax)
+				continue;
+			w.t = buf[j].t;
+			w.point = along(ray, buf[j].t);
+			w.normal = xform_normal(h->xf, buf[j].normal);
+			w.triangle = buf[j].triangle;
+			if (c->mode == HIT_ALL)
+				collect_push(c, &w);
+			else if (!c->found || w.t < c->best.t) {
+				c->best = w;
+				c->found = 1;
+			}
+		}
+		return CORE_OK;
+	}
+	}
+	if (!got)
+		return CORE_OK;
+	if (c->mode == HIT_ALL)
+		collect_push(c, &w);
+	else if (better(c, w.t)) {
+		c->best = w;
+		c->best_item = c->item;
+		c->found = 1;
+	}
+	return CORE_OK;
+}
+
+static int ignored(const uint32_t *ign, size_t n, uint32_t i)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (ign[k] == i)
+			return 1;
+	return 0;
+}
+
+struct entity_ctx {
+	const struct rewind *rw;
+	const struct world_shot *s;
+	struct collect *c;
+	struct hit *buf;
+	uint32_t bufcap;
+	const uint32_t *ign;
+	size_t nign;
+	struct world_stats *st;
+	enum core_result err;
+	struct tlas_ray tr;
+};
+
+/* The TLAS visit of one entity whose (rewound) bounds the ray may touch. */
+static int visit_entity(void *cls, uint32_t i, float *tmax)
+{
+	struct entity_ctx *x = cls;
+	const struct entity *e = &x->rw->s0->ents[i];
+	struct collect *c = x->c;
+	struct ray ray = x->s->ray;
+	uint32_t h;
+
+	if (!((x->s->layers >> e->layer) & 1) || ignored(x->ign, x->nign, i))
+		return 0;
+	if (x->st)
+		x->st->entities_tested++;
+	c->item = i;
+	for (h = 0; h < e->n; h++) {
+		struct hitbox_scratch tmp;
+		const struct hitbox *hb;
+		const struct box6 *bb = rewind_hitbox_bounds(x->rw, e->first + h);
+
+		ray.tmax = c->mode != HIT_ALL && c->found ? c->best.t : x->s->ray.tmax;
+		/* a hitbox's own bounds first: most of an entity's are far from the ray */
+		if (!tlas_ray_box(&x->tr, bb->lo, bb->hi, ray.tmax))
+			continue;
+		hb = rewind_hitbox(x->rw, i, e->first + h, &tmp);
+		c->sub = h;
+		x->err = cast_hitbox(hb, e, &ray, c, x->buf, x->bufcap);
+		if (x->err != CORE_OK)
+			return 1;
+	}
+	if (c->mode != HIT_ALL && c->found)
+		*tmax = c->best.t;
+	return 0;
+}
+
+static enum core_result cast_entities(const struct rewind *rw, const struct world_shot *s,
+				      struct collect *c, struct hit *buf, uint32_t bufcap,
+				      struct world_stats *st)
+{
+	uint32_t ign[16], *ignp = ign;
+	size_t nign = 0, k;
+	float tmax = s->ray.tmax;
+	struct entity_ctx x;
+
+	if (s->nignore > 16) {
+		ignp = malloc(s->nignore * sizeof(*ignp));
+		if (!ignp)
+			return CORE_ENOMEM;
+	}
+	for (k = 0; k < s->nignore; k++) {
+		uint32_t j = snapshot_find(rw->s0, s->ignore[k]);
+
+		if (j != WORLD_NONE)
+			ignp[nign++] = j;
+	}
+	x = (struct entity_ctx){ .rw = rw, .s = s, .c = c, .buf = buf, .bufcap = bufcap,
+				 .ign = ignp, .nign = nign, .st = st, .err = CORE_OK };
+	tlas_ray_init(&x.tr, &s->ray);
+	tlas_traverse(rewind_entity_tlas(rw), &s->ray, &tmax, visit_entity, &x);
+	if (ignp != ign)
+		free(ignp);
+	return x.err;
+}
+
+/* ---- rewind and the merge */
+
+static enum core_result find_rewind(const struct history *h, const struct world_shot *s,
+				    struct rewind *rw, double *used, int *has_used)
+{
+	const struct snapshot *newest;
+	size_t lo, hi;
+
+	rw->s0 = rw->s1 = NULL;
+	rw->f = 0;
+	*has_used = 0;
+	if (h->n == 0)
+		return s->has_time ? CORE_ERANGE : CORE_OK;
+	newest = h->snaps[h->n - 1];
+	*has_used = 1;
+	if (!s->has_time || s->time_ms >= newest->time_ms) {
+		rw->s0 = newest;
+		*used = newest->time_ms;
+		return CORE_OK;
+	}
+	if (!(s->time_ms >= h->snaps[0]->time_ms)) {
+		*has_used = 0;
+		return CORE_ERANGE;
+	}
+	/* the last snapshot at or before the time: snaps[lo], lo < n - 1 */
+	lo = 0;
+	hi = h->n - 1;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (h->snaps[mid]->time_ms <= s->time_ms)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	rw->s0 = h->snaps[lo];
+	*used = s->time_ms;
+	if (s->time_ms > rw->s0->time_ms && h->snaps[lo + 1]->succ &&
+	    h->snaps[lo + 1]->prev_tick == rw->s0->tick) {
+		rw->s1 = h->snaps[lo + 1];
+		rw->f = (s->time_ms - rw->s0->time_ms) / (rw->s1->time_ms - rw->s0->time_ms);
+	}
+	return CORE_OK;
+}
+
+static int cmp_chit(const void *x, const void *y)
+{
+	const struct chit *a = x, *b = y;
+
+	if (a->h.t != b->h.t)
+		return a->h.t < b->h.t ? -1 : 1;
+	if (a->h.kind != b->h.kind)
+		return a->h.kind == WORLD_HIT_STATIC ? -1 : 1;
+	if (a->item != b->item)
+		return a->item < b->item ? -1 : 1;
+	if (a->sub != b->sub)
+		return a->sub < b->sub ? -1 : 1;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* Sorted hits of mode all, or the one best, into the caller's array. */
+static void finish(struct collect *c, uint32_t max_hits, struct world_shot_hit *hits,
+		   uint32_t *nhits, uint32_t *total)
+{
+	size_t i;
+
+	if (c->mode != HIT_ALL) {
+		*nhits = c->found;
+		*total = c->found;
+		if (c->found)
+			hits[0] = c->best;
+		return;
+	}
+	if (c->n)
+		qsort(c->all, c->n, sizeof(*c->all), cmp_chit);
+	*nhits = (uint32_t)(c->n < max_hits ? c->n : max_hits);
+	*total = c->n + c->extra > UINT32_MAX ? UINT32_MAX : (uint32_t)(c->n + c->extra);
+	for (i = 0; i < *nhits; i++)
+		hits[i] = c->all[i].h;
+}
+
+static int shot_ok(const struct world_shot *s)
+{
+	return v3_isfinite(s->ray.origin) && v3_isfinite(s->ray.dir) &&
+	       (s->ray.dir.x != 0 || s->ray.dir.y != 0 || s->ray.dir.z != 0) && s->ray.tmax > 0;
+}
+
+enum core_result world_hitscan(const struct world_view *v, const struct world_shot *s,
+			       enum hit_mode mode, uint32_t max_hits, struct world_shot_hit *hits,
+			       uint32_t *nhits, uint32_t *total, double *time_used,
+			       int *has_time_used, struct world_stats *stats)
+{
+	struct collect c = { .mode = mode == HIT_ALL ? HIT_ALL : HIT_CLOSEST };
+	struct collect sc = { .mode = HIT_CLOSEST };
+	struct hit one, *buf = &one;
+	uint32_t bufcap = 1;
+	struct rewind rw;
+	enum core_result r;
+
+	if (!shot_ok(s) || (mode == HIT_ALL && max_hits == 0))
+		return CORE_EINVAL;
+	r = find_rewind(v->hist, s, &rw, time_used, has_time_used);
+	if (r != CORE_OK)
+		return r;
+	if (c.mode == HIT_ALL) {
+		buf = malloc((size_t)max_hits * sizeof(*buf));
+		if (!buf)
+			return CORE_ENOMEM;
+		bufcap = max_hits;
+	}
+	if (rw.s0)
+		r = cast_entities(&rw, s, &c, buf, bufcap, stats);
+	if (r == CORE_OK && c.mode == HIT_ALL) {
+		r = cast_static(v, &s->ray, s->ray.tmax, s->layers, &c, buf, bufcap, stats);
+	} else if (r == CORE_OK) {
+		/* up to and including the entity's distance: static wins a tie */
+		r = cast_static(v, &s->ray, c.found ? c.best.t : s->ray.tmax, s->layers, &sc, buf,
+				1, stats);
+		if (sc.found && (!c.found || sc.best.t <= c.best.t)) {
+			c.best = sc.best;
+			c.found = 1;
+		}
+	}
+	if (r == CORE_OK && c.oom)
+		r = CORE_ENOMEM;
+	if (r == CORE_OK)
+		finish(&c, max_hits, hits, nhits, total);
+	if (buf != &one)
+		free(buf);
+	free(c.all);
+	return r;
+}
+
+enum core_result world_raycast(const struct world_view *v, const struct world_shot *s,
+			       enum hit_mode mode, uint32_t max_hits, struct world_shot_hit *hits,
+			       uint32_t *nhits, uint32_t *total, struct world_stats *stats)
+{
+	struct collect c = { .mode = mode };
+	struct hit one, *buf = &one;
+	uint32_t bufcap = 1;
+	enum core_result r;
+
+	if (!shot_ok(s) || (mode == HIT_ALL && max_hits == 0))
+		return CORE_EINVAL;
+	if (mode == HIT_ALL) {
+		buf = malloc((size_t)max_hits * sizeof(*buf));
+		if (!buf)
+			return CORE_ENOMEM;
+		bufcap = max_hits;
+	}
+	r = cast_static(v, &s->ray, s->ray.tmax, s->layers, &c, buf, bufcap, stats);
+	if (r == CORE_OK && c.oom)
+		r = CORE_ENOMEM;
+	if (r == CORE_OK)
+		finish(&c, max_hits, hits, nhits, total);
+	if (buf != &one)
+		free(buf);
+	free(c.all);
+	return r;
+}
