@@ -1,6 +1,7 @@
 # collisiond - one Makefile for the daemon, its tests and its benchmarks.
 #
-#   make               build everything into build/
+#   make               build the daemon and build/collisiond-bench into build/ (build packages only)
+#   make build         the same plus every unit-test binary (needs the test packages: make deps-test)
 #   make run           install what is missing, build, start on 127.0.0.1:8080 with the demo mesh
 #   make test          install what is missing, build, run every Check suite and integration script
 #   make SANITIZE=address,undefined test     the same under ASan/UBSan (build/san-address-undefined/)
@@ -54,13 +55,16 @@ SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 
-.PHONY: all build run test test-run deps deps-test valgrind bench bench-http fuzz lint-spec image clean
+.PHONY: all binaries build run test test-run deps deps-test valgrind bench bench-http fuzz lint-spec image clean
 .DEFAULT_GOAL := all
 
+# plain `make` on a fresh machine needs only PKGS_BUILD: the test binaries
+# (Check, GMP) are built by `make build` / `make test`, which install PKGS_TEST.
 all: deps
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory binaries
 
-build: $(BUILD)/collisiond $(BUILD)/collisiond-bench $(TEST_BIN)
+binaries: $(BUILD)/collisiond $(BUILD)/collisiond-bench
+build: binaries $(TEST_BIN)
 
 # ---- dependencies: install what is missing (apt-get; sudo when not root)
 define apt_install
