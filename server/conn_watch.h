@@ -11,6 +11,16 @@
  * watcher shuts down (shutdown(2), both directions) each connection whose
  * deadline has passed; libmicrohttpd then sees the socket fail and closes the
  * connection itself. Each cut is logged once at info level.
+ *
+ * Lingering close (nginx's lingering_close): a connection answered before
+ * its body was read (an early 413, 401, 404 ...) is closed by libmicrohttpd
+ * right after the answer, with the body still arriving. Closing a socket
+ * with unread data sends a reset, which destroys the answer at a client that
+ * sends its whole body before reading (Python's http.client: broken pipe).
+ * conn_watch_linger keeps a duplicate of such a socket, whose answer and FIN
+ * have gone out, and the watcher reads and drops what still arrives until
+ * the client closes, for at most LINGER_SECONDS and LINGER_MAX_BYTES, with
+ * at most LINGER_MAX_SOCKETS sockets at once.
  */
 #ifndef SERVER_CONN_WATCH_H
 #define SERVER_CONN_WATCH_H
@@ -37,11 +47,22 @@ struct watched_conn {
 	int cut;				/* shut down by the watcher (under the lock) */
 };
 
+#define LINGER_SECONDS 30
+#define LINGER_MAX_BYTES ((uint64_t)1 << 30)
+#define LINGER_MAX_SOCKETS 1024
+
+struct lingering {
+	int fd;				/* -1: free slot */
+	uint64_t until_ns;
+	uint64_t bytes;
+};
+
 struct conn_watch {
 	pthread_mutex_t lock;
-	pthread_cond_t wake;
 	pthread_t thread;
-	int stop;
+	int epfd, wakefd;		/* lingering sockets; eventfd to stop */
+	atomic_int stop;
+	struct lingering linger[LINGER_MAX_SOCKETS];	/* slots: taken under the lock */
 	struct watched_conn head;		/* sentinel of a circular list */
 	struct log *log;
 	atomic_ulong cuts;			/* connections cut so far */
@@ -62,6 +83,11 @@ void conn_watch_add(struct conn_watch *w, struct watched_conn *c, int fd);
 
 /* Unregister c; after this the watcher never touches c or its socket. */
 void conn_watch_remove(struct conn_watch *w, struct watched_conn *c);
+
+/* Keep a duplicate of socket fd (answered, FIN sent, about to be closed by
+ * libmicrohttpd) and drop what it still receives; see above. A no-op when
+ * LINGER_MAX_SOCKETS are already lingering. */
+void conn_watch_linger(struct conn_watch *w, int fd);
 
 /* Set c's deadline (0 = none) and what it is for. Any thread owning c. */
 static inline void conn_watch_arm(struct watched_conn *c, uint64_t deadline_ns,

@@ -21,6 +21,7 @@
 #include "api.h"
 #include "config.h"
 #include "conn_watch.h"
+#include "http_check.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -28,15 +29,18 @@
 #define OPS_ALLOW "GET, HEAD"
 
 /*
- * A refused request's body (413 over the limit, 401, 404, ...) is read and
- * dropped, not buffered, and the refusal is sent once the body is in: a
- * client that sends its whole body before reading (Python's http.client,
- * requests) would otherwise meet a closed socket (broken pipe, reset) and
- * never see the answer. Like nginx's lingering close this is bounded: at
- * most DISCARD_MAX bytes and DISCARD_SECONDS seconds (nginx's lingering_time),
- * besides the body deadline; past that the connection is closed without an
- * answer. A client that asked "Expect: 100-continue" is waiting for a
- * verdict before it sends: it gets the refusal at once, without the body.
+ * A request refused from its headers (413 by Content-Length, 401, 404, ...)
+ * is answered at once; libmicrohttpd then sends FIN and closes, and the
+ * deadline watcher keeps reading and dropping the rest of the body (lingering
+ * close, see conn_watch.h) so that a client that sends its whole body before
+ * reading (Python's http.client, requests) still reads the answer.
+ *
+ * A body found over its limit while it arrives (chunked) cannot be answered
+ * before its end (libmicrohttpd 0.9.75 refuses MHD_queue_response until the
+ * body has been read): it is read and dropped, not buffered, and the 413 goes
+ * out at its end, for at most DISCARD_MAX bytes and DISCARD_SECONDS seconds
+ * (nginx's lingering_time) besides the body deadline; past that the
+ * connection is closed without an answer.
  */
 #define DISCARD_MAX ((uint64_t)1 << 30)
 #define DISCARD_SECONDS 30
@@ -96,6 +100,7 @@ struct request {
  * progress is reused by each request of a keep-alive connection. */
 struct conn {
 	struct watched_conn watch;
+	int linger;		/* answered before its body: linger at close */
 	struct request req;
 };
 
@@ -408,14 +413,6 @@ static void classify(struct http_server *s, struct MHD_Connection *c, struct req
 	}
 }
 
-/* 1 when the client waits for "100 Continue" before it sends its body. */
-static int expects_continue(struct MHD_Connection *c)
-{
-	const char *e = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
-
-	return e && strcasecmp(e, "100-continue") == 0;
-}
-
 /* The body's deadline: --body-timeout, plus one second per --min-body-rate
  * bytes received (Apache's mod_reqtimeout MinRate); while discarding, at
  * most DISCARD_SECONDS after the discard began. */
@@ -449,19 +446,32 @@ static void start_discard(struct http_server *s, struct request *r)
 	arm_body_deadline(s, r);
 }
 
+/* The connection r belongs to. */
+static struct conn *request_conn(struct request *r)
+{
+	return (struct conn *)(void *)((char *)r - offsetof(struct conn, req));
+}
+
+/* Answer r now, before its body: libmicrohttpd closes the connection after
+ * the answer, and the watcher lingers on it (see DISCARD_MAX). */
+static enum MHD_Result answer_before_body(struct MHD_Connection *c, struct request *r)
+{
+	conn_watch_arm(r->watch, 0, WATCH_NONE);
+	request_conn(r)->linger = 1;
+	return send_error(c, r, r->verdict, r->allow, r->msg);
+}
+
 /*
- * The first call, headers only. A refusal of a request with a body is
- * answered after the body has been read and dropped (see DISCARD_MAX),
- * except for a client waiting on "Expect: 100-continue", answered now
- * (libmicrohttpd then closes the connection). Everything else is answered
- * on the last call, because a response queued on the first call always
- * closes the connection.
+ * The first call, headers only. A refusal of a request with a body is sent
+ * now, so that the body is never read (answer_before_body); everything else
+ * is answered on the last call, because a response queued on the first call
+ * always closes the connection.
  */
 static enum MHD_Result begin_request(struct http_server *s, struct MHD_Connection *c,
-				     struct request *r, const char *method)
+				     struct request *r, const char *method, const char *version)
 {
 	uint64_t clen;
-	int known, body;
+	int known, body, close_now;
 
 	r->started = 1;
 	r->t0_ns = now_ns();
@@ -469,28 +479,25 @@ static enum MHD_Result begin_request(struct http_server *s, struct MHD_Connectio
 	atomic_fetch_add_explicit(&s->in_flight, 1, memory_order_relaxed);
 
 	body = has_body(c, &clen, &known);
-	classify(s, c, r, r->raw, method, clen, known);
+	r->verdict = http_check_head(c, version, r->msg, sizeof(r->msg), &close_now);
+	if (close_now)
+		return answer_before_body(c, r);
+	if (r->verdict == API_OK)
+		classify(s, c, r, r->raw, method, clen, known);
 	if (!body) {
 		conn_watch_arm(r->watch, 0, WATCH_NONE);
 		return MHD_YES;
 	}
 	r->body_t0_ns = r->t0_ns;
-	if (r->verdict != API_OK) {
-		if (expects_continue(c) || (known && clen > DISCARD_MAX)) {
-			conn_watch_arm(r->watch, 0, WATCH_NONE);
-			return send_error(c, r, r->verdict, r->allow, r->msg);
-		}
-		start_discard(s, r);
-		return MHD_YES;
-	}
+	if (r->verdict != API_OK)
+		return answer_before_body(c, r);
 	arm_body_deadline(s, r);
 	if (known && !r->ops) {
 		/* One allocation for the announced body, plus a NUL for parsers. */
 		r->body = malloc((size_t)clen + 1);
 		if (!r->body) {
 			refuse(r, API_INTERNAL, NULL, "out of memory");
-			conn_watch_arm(r->watch, 0, WATCH_NONE);
-			return send_error(c, r, r->verdict, NULL, r->msg);
+			return answer_before_body(c, r);
 		}
 		r->cap = (size_t)clen + 1;
 	}
@@ -553,7 +560,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (!r)
 		return MHD_NO;	/* no memory for it when the request line came */
 	if (!r->started)
-		return begin_request(s, c, r, method);
+		return begin_request(s, c, r, method, version);
 	if (r->status) {
 		/* answered early; MHD is discarding the rest */
 		*upload_data_size = 0;
@@ -644,6 +651,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	if (!conn)
 		return;
 	conn_watch_remove(&s->watch, &conn->watch);
+	/* libmicrohttpd closes the socket after this call */
+	if (conn->linger)
+		conn_watch_linger(&s->watch, conn->watch.fd);
 	request_release(&conn->req);
 	free(conn);
 	*socket_context = NULL;
