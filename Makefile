@@ -10,6 +10,8 @@
 #   make bench         build/collisiond-bench, then the anchor harness in ../shared/bench if present
 #   make bench-http    the HTTP benchmark against nginx, with the same harness
 #   make fuzz          libFuzzer targets (clang), a short run each
+#   make reliability   the longer reliability runs: 40 kill -9 rounds, 30 s of abusive
+#                      clients (6000 idle, 300 slowloris), 60 s per fuzz target
 #   make lint-spec     lint api/openapi.yaml (npx @redocly/cli)
 #   make image         the container image from docker/Dockerfile (podman or docker)
 #
@@ -55,7 +57,7 @@ SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 
-.PHONY: all binaries build run test test-run deps deps-test valgrind bench bench-http fuzz lint-spec image clean
+.PHONY: all binaries build run test test-run deps deps-test valgrind bench bench-http fuzz reliability lint-spec image clean
 .DEFAULT_GOAL := all
 
 # plain `make` on a fresh machine needs only PKGS_BUILD: the test binaries
@@ -163,6 +165,13 @@ bench-http: deps
 
 fuzz: deps-test
 	BUILD=$(BUILD) tests/fuzz/run.sh
+
+# the reliability scripts of make test, longer (about 5 minutes)
+reliability: deps-test
+	@$(MAKE) --no-print-directory $(BUILD)/collisiond
+	@fail=0; for s in durability abuse fuzz malformed; do \
+	  DURABILITY_ROUNDS=40 ABUSE_SECONDS=30 ABUSE_IDLE=6000 ABUSE_SLOW=300 FUZZ_SECONDS=60 \
+	  BUILD=$(BUILD) bash tests/integration/$$s.sh || fail=1; done; exit $$fail
 
 # the OpenAPI spec, linted with Redocly (npm); the container image (podman or docker)
 lint-spec:
