@@ -7,10 +7,10 @@
 #include <strings.h>
 
 struct head_scan {
+	struct http_head *head;
 	enum api_err err;
 	int close_now;
 	int hosts;
-	const char *clen;	/* first Content-Length value */
 	char *msg;
 	size_t msglen;
 };
@@ -50,39 +50,66 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
 		fail(h, API_INVALID_REQUEST, "header %.40s: the value holds a NUL byte", key);
 		return MHD_NO;
 	}
-	if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
-		h->hosts++;
-	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
-		if (h->clen && strcmp(h->clen, value ? value : "") != 0) {
+	/* dispatch on the length first: most headers are none of these */
+	switch (key_size) {
+	case 4:
+		if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
+			h->hosts++;
+		break;
+	case 12:
+		if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_TYPE) == 0 && !h->head->content_type)
+			h->head->content_type = value;
+		break;
+	case 13:
+		if (strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0 && !h->head->authorization)
+			h->head->authorization = value;
+		break;
+	case 14:
+		if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) != 0)
+			break;
+		if (h->head->content_length &&
+		    strcmp(h->head->content_length, value ? value : "") != 0) {
 			fail(h, API_INVALID_REQUEST, "header %s: given twice with different values",
 			     MHD_HTTP_HEADER_CONTENT_LENGTH);
 			return MHD_NO;
 		}
-		h->clen = value ? value : "";
-	}
-	if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0 &&
-	    (!value || strcasecmp(value, "chunked") != 0)) {
-		/* RFC 9112 6.3: the body's length cannot be determined */
-		fail(h, API_INVALID_REQUEST,
-		     "header %s: only chunked is accepted", MHD_HTTP_HEADER_TRANSFER_ENCODING);
-		h->close_now = 1;
-		return MHD_NO;
-	}
-	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_ENCODING) == 0 &&
-	    (!value || strcasecmp(value, "identity") != 0)) {
-		fail(h, API_UNSUPPORTED_MEDIA_TYPE,
-		     "header %s: bodies are accepted without content coding", MHD_HTTP_HEADER_CONTENT_ENCODING);
-		return MHD_NO;
+		h->head->content_length = value ? value : "";
+		break;
+	case 16:
+		if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_ENCODING) == 0 &&
+		    (!value || strcasecmp(value, "identity") != 0)) {
+			fail(h, API_UNSUPPORTED_MEDIA_TYPE,
+			     "header %s: bodies are accepted without content coding",
+			     MHD_HTTP_HEADER_CONTENT_ENCODING);
+			return MHD_NO;
+		}
+		break;
+	case 17:
+		if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) != 0)
+			break;
+		h->head->transfer_encoding = value ? value : "";
+		if (!value || strcasecmp(value, "chunked") != 0) {
+			/* RFC 9112 6.3: the body's length cannot be determined */
+			fail(h, API_INVALID_REQUEST, "header %s: only chunked is accepted",
+			     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+			h->close_now = 1;
+			return MHD_NO;
+		}
+		break;
+	default:
+		break;
 	}
 	return MHD_YES;
 }
 
-enum api_err http_check_head(struct MHD_Connection *c, const char *version, char *msg,
-			     size_t msglen, int *close_now)
+enum api_err http_check_head(struct MHD_Connection *c, const char *version,
+			     struct http_head *head, char *msg, size_t msglen, int *close_now)
 {
 	struct head_scan h;
 
 	memset(&h, 0, sizeof(h));
+	memset(head, 0, sizeof(*head));
+	h.head = head;
 	h.msg = msg;
 	h.msglen = msglen;
 	MHD_get_connection_values_n(c, MHD_HEADER_KIND, scan_header, &h);
