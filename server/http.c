@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access_log.h"
 #include "api.h"
 #include "config.h"
 #include "conn_watch.h"
@@ -102,7 +103,7 @@ struct request {
 struct conn {
 	struct watched_conn watch;
 	int linger;		/* answered before its body: linger at close */
-	char remote[INET6_ADDRSTRLEN];	/* for the access log; "" until first needed */
+	char remote[ACCESS_REMOTE_MAX];	/* for the access log; "" until first needed */
 	struct request req;
 };
 
@@ -112,32 +113,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Copy url into r->path, escaping bytes that could break a log line. */
-static void copy_log_path(struct request *r, const char *url)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t n = 0;
-
-	for (; *url && n + 5 < sizeof(r->path); url++) {
-		unsigned char c = (unsigned char)*url;
-
-		if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\\') {
-			r->path[n++] = '\\';
-			r->path[n++] = 'x';
-			r->path[n++] = hex[c >> 4];
-			r->path[n++] = hex[c & 15];
-		} else {
-			r->path[n++] = (char)c;
-		}
-	}
-	if (*url) {
-		r->path[n++] = '.';
-		r->path[n++] = '.';
-		r->path[n++] = '.';
-	}
-	r->path_len = n;
 }
 
 /* Equal in time that depends only on the length of key, not on where the
@@ -628,7 +603,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 	memcpy(r->raw, uri, n);
 	r->raw[n] = '\0';
 	r->raw_len = n;
-	copy_log_path(r, r->raw);
+	r->path_len = access_escape_path(r->path, sizeof(r->path), r->raw);
 	return r;
 }
 
@@ -663,71 +638,24 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	*socket_context = NULL;
 }
 
-/* Append s (n bytes) at *p, within end. */
-static void put_bytes(char **p, const char *end, const char *s, size_t n)
-{
-	if (n > (size_t)(end - *p))
-		n = (size_t)(end - *p);
-	memcpy(*p, s, n);
-	*p += n;
-}
-
-static void put_u64(char **p, const char *end, uint64_t v)
-{
-	char digits[20];
-	size_t n = 0;
-
-	do {
-		digits[sizeof(digits) - ++n] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put_bytes(p, end, digits + sizeof(digits) - n, n);
-}
-
-/* The client's address as text, once per connection (conn->remote). */
-static const char *remote_text(struct MHD_Connection *c, struct conn *conn)
-{
-	const union MHD_ConnectionInfo *ci;
-
-	if (conn->remote[0])
-		return conn->remote;
-	snprintf(conn->remote, sizeof(conn->remote), "-");
-	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	if (ci && ci->client_addr) {
-		const struct sockaddr *sa = ci->client_addr;
-
-		if (sa->sa_family == AF_INET)
-			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, conn->remote,
-				  sizeof(conn->remote));
-		else if (sa->sa_family == AF_INET6)
-			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr,
-				  conn->remote, sizeof(conn->remote));
-	}
-	return conn->remote;
-}
-
-/* One access line: method, path, status, bytes, duration, remote address.
- * Formatted by hand: snprintf was a third of the line's cost (callgrind). */
+/* One access line: method, path, status, bytes, duration, remote address;
+ * the remote address is formatted once per connection. */
 static void log_request(struct http_server *s, struct MHD_Connection *c, struct request *r,
 			uint64_t us)
 {
-	char line[LOG_PATH_MAX + 160], *p = line;
-	const char *end = line + sizeof(line);
-	const char *remote = remote_text(c, request_conn(r));
+	struct conn *conn = request_conn(r);
+	struct access_fields f;
+	char line[LOG_PATH_MAX + 160];
 
-	put_bytes(&p, end, "access method=", 14);
-	put_bytes(&p, end, r->method, strlen(r->method));
-	put_bytes(&p, end, " path=", 6);
-	put_bytes(&p, end, r->path, r->path_len);
-	put_bytes(&p, end, " status=", 8);
-	put_u64(&p, end, (uint64_t)r->status);
-	put_bytes(&p, end, " bytes=", 7);
-	put_u64(&p, end, r->bytes);
-	put_bytes(&p, end, " us=", 4);
-	put_u64(&p, end, us);
-	put_bytes(&p, end, " remote=", 8);
-	put_bytes(&p, end, remote, strlen(remote));
-	log_access(s->p.log, line, (size_t)(p - line));
+	if (!conn->remote[0]) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+		access_remote(ci ? ci->client_addr : NULL, conn->remote);
+	}
+	f = (struct access_fields){ r->method, r->path, r->path_len, r->status, r->bytes, us,
+				    conn->remote };
+	log_access(s->p.log, line, access_format(line, sizeof(line), &f));
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
