@@ -88,7 +88,7 @@ static const struct opt opts[] = {
 	{ "connection-timeout", OPT_UINT, F(connection_timeout), 1, 86400 },
 	{ "header-timeout", OPT_UINT, F(header_timeout), 1, 86400 },
 	{ "body-timeout", OPT_UINT, F(body_timeout), 1, 86400 },
-	{ "min-body-rate", OPT_COUNT, F(min_body_rate), 0, (uint64_t)1 << 40 },
+	{ "min-body-rate", OPT_COUNT, F(min_body_rate), 0, (uint64_t)1 << 30 },	/* 1 GiB/s: no overflow in ns */
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))

@@ -327,6 +327,7 @@ static const struct bad_case bad_cases[] = {
 	{ { "--header-timeout", "0" }, NULL, "--header-timeout" },
 	{ { "--body-timeout", "x" }, NULL, "--body-timeout" },
 	{ { "--min-body-rate", "-1" }, NULL, "--min-body-rate" },
+	{ { "--min-body-rate", "2G" }, NULL, "--min-body-rate" },
 	{ { "--port" }, NULL, "--port" },				/* missing value */
 	{ { "--no-such-flag", "1" }, NULL, "--no-such-flag" },
 	{ { "stray" }, NULL, "stray" },
