@@ -41,6 +41,7 @@ if IDLE + SLOW + 64 > soft:
     print("# descriptor limit %d: %d idle connections" % (soft, IDLE))
 
 stop = threading.Event()
+idle_ready = threading.Event()  # every idle connection is open (or failed)
 notes = {"idle_open": 0, "slow_cuts": 0, "big_header_answers": {}, "upload": "not cut"}
 lock = threading.Lock()
 
@@ -65,6 +66,7 @@ def idle_clients():
             break
     with lock:
         notes["idle_open"] = len(socks)
+    idle_ready.set()
     stop.wait()
     for s in socks:
         s.close()
@@ -172,6 +174,7 @@ def main():
                                                      slow_upload)]
     for t in threads:
         t.start()
+    idle_ready.wait(timeout=30)  # the idle connections are all open before measuring
     time.sleep(min(1.0, SECONDS / 4))  # let the abusers settle in
     lat, bad = [], []
     g = threading.Thread(target=good_client, args=(lat, bad))
