@@ -64,28 +64,41 @@ static void sweep_locked(struct conn_watch *w, uint64_t now)
 }
 
 /* Read and drop what a lingering socket holds; close it at EOF, on an
- * error or past LINGER_MAX_BYTES. Only the watcher thread frees a slot. */
+ * error or past LINGER_MAX_BYTES. Only the watcher thread frees a slot; the
+ * slot's fields are read and written under the lock, the reads are not. */
 static void drain(struct conn_watch *w, struct lingering *l)
 {
 	static char sink[65536];	/* written only by the watcher thread */
+	uint64_t bytes;
 	ssize_t n;
+	int fd, done = 0;
 
+	pthread_mutex_lock(&w->lock);
+	fd = l->fd;
+	bytes = l->bytes;
+	pthread_mutex_unlock(&w->lock);
+	if (fd < 0)
+		return;
 	for (;;) {
-		n = recv(l->fd, sink, sizeof(sink), 0);
+		n = recv(fd, sink, sizeof(sink), 0);
 		if (n > 0) {
-			l->bytes += (uint64_t)n;
-			if (l->bytes <= LINGER_MAX_BYTES)
+			bytes += (uint64_t)n;
+			if (bytes <= LINGER_MAX_BYTES)
 				continue;
 		} else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			return;
+			break;
 		} else if (n < 0 && errno == EINTR) {
 			continue;
 		}
+		done = 1;
 		break;
 	}
 	pthread_mutex_lock(&w->lock);
-	close(l->fd);
-	l->fd = -1;
+	l->bytes = bytes;
+	if (done) {
+		close(l->fd);
+		l->fd = -1;
+	}
 	pthread_mutex_unlock(&w->lock);
 }
 
