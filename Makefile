@@ -1,6 +1,7 @@
 # collisiond - one Makefile for the daemon, its tests and its benchmarks.
 #
-#   make               build everything into build/
+#   make               build the daemon and build/collisiond-bench into build/ (build packages only)
+#   make build         the same plus every unit-test binary (needs the test packages: make deps-test)
 #   make run           install what is missing, build, start on 127.0.0.1:8080 with the demo mesh
 #   make test          install what is missing, build, run every Check suite and integration script
 #   make SANITIZE=address,undefined test     the same under ASan/UBSan (build/san-address-undefined/)
@@ -10,6 +11,8 @@
 #   make bench-http    the HTTP benchmark against nginx, with the same harness
 #   make bench-worlds  worlds: snapshot ingest and rewound hitscans over loopback
 #   make fuzz          libFuzzer targets (clang), a short run each
+#   make reliability   the longer reliability runs: 40 kill -9 rounds, 30 s of abusive
+#                      clients (6000 idle, 300 slowloris), 60 s per fuzz target
 #   make lint-spec     lint api/openapi.yaml (npx @redocly/cli)
 #   make image         the container image from docker/Dockerfile (podman or docker)
 #
@@ -55,13 +58,16 @@ SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 
-.PHONY: all build run test test-run deps deps-test valgrind bench bench-http fuzz lint-spec image clean
+.PHONY: all binaries build run test test-run deps deps-test valgrind bench bench-http fuzz reliability lint-spec image clean
 .DEFAULT_GOAL := all
 
+# plain `make` on a fresh machine needs only PKGS_BUILD: the test binaries
+# (Check, GMP) are built by `make build` / `make test`, which install PKGS_TEST.
 all: deps
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory binaries
 
-build: $(BUILD)/collisiond $(BUILD)/collisiond-bench $(TEST_BIN)
+binaries: $(BUILD)/collisiond $(BUILD)/collisiond-bench
+build: binaries $(TEST_BIN)
 
 # ---- dependencies: install what is missing (apt-get; sudo when not root)
 define apt_install
@@ -167,6 +173,13 @@ bench-worlds: deps
 
 fuzz: deps-test
 	BUILD=$(BUILD) tests/fuzz/run.sh
+
+# the reliability scripts of make test, longer (about 5 minutes)
+reliability: deps-test
+	@$(MAKE) --no-print-directory $(BUILD)/collisiond
+	@fail=0; for s in durability abuse fuzz malformed; do \
+	  DURABILITY_ROUNDS=40 ABUSE_SECONDS=30 ABUSE_IDLE=6000 ABUSE_SLOW=300 FUZZ_SECONDS=60 \
+	  BUILD=$(BUILD) bash tests/integration/$$s.sh || fail=1; done; exit $$fail
 
 # the OpenAPI spec, linted with Redocly (npm); the container image (podman or docker)
 lint-spec:

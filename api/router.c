@@ -44,7 +44,7 @@ static int path_match(const char *pattern, const char *path, const char **seg, s
 	*seg = NULL;
 	*seg_len = 0;
 	while (*pattern) {
-		if (strncmp(pattern, wild, sizeof(wild) - 1) == 0) {
+		if (*pattern == '{' && strncmp(pattern, wild, sizeof(wild) - 1) == 0) {
 			size_t n = strcspn(path, "/");
 
 			if (n == 0)

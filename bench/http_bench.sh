@@ -4,7 +4,9 @@
 #   1. single raycast on the level mesh (the harness's default project body)
 #      next to nginx answering a fixed body, same wrk settings;
 #   2. JSON batches of 1000 rays of the harness's level.rays per request
-#      (rays/s = requests/s * 1000).
+#      (rays/s = requests/s * 1000);
+#   3. the single raycast again with the access log off (--log-level warn),
+#      so that the log's cost shows as a ratio in the same run.
 # env: HARNESS (../shared/bench), BENCH_OUT (a writable copy of it),
 #      COLLISIOND (the daemon binary), RUNS (3), DURATION (10)
 set -euo pipefail
@@ -36,6 +38,10 @@ PY
 )
 : > results/http_batch.jsonl
 PROJECT_HTTP_BODY=$body RUNS=$RUNS OUT=results/http_batch.jsonl WRK_CONFIGS="2:8" http/http_bench.sh project
+# 3. the access log off
+: > results/http_nolog.jsonl
+PROJECT_HTTP_CMD="$COLLISIOND --port $PORT --log-level warn" RUNS=$RUNS OUT=results/http_nolog.jsonl \
+	http/http_bench.sh project
 python3 - <<'PY'
 import json, statistics
 rows = [json.loads(l) for l in open('results/http.jsonl') if l.startswith('{')]
@@ -49,6 +55,10 @@ for w in sorted({r['wrk'] for r in rows}):
     n1, n2, p = med('nginx1', w), med('nginx2', w), med('project', w)
     best = max(x for x in (n1, n2) if x)
     print('| %s | %.0f | %.0f | %.0f | %.2f |' % (w, n1 or 0, n2 or 0, p or 0, (p or 0) / best))
+nolog = [json.loads(l) for l in open('results/http_nolog.jsonl') if l.startswith('{')]
+for w in sorted({r['wrk'] for r in nolog}):
+    on, off = med('project', w), statistics.median(r['rps'] for r in nolog if r['wrk'] == w)
+    print('access log on/off, %s: %.0f / %.0f req/s = %.3f' % (w, on or 0, off, (on or 0) / off))
 b = statistics.median(r['rps'] for r in batch)
 print('\nbatches of 1000 rays (wrk %s): %.0f req/s = %.2f M rays/s (median of %d runs, errors %d)' % (
     batch[0]['wrk'], b, b * 1000 / 1e6, len(batch), sum(r['err_status'] for r in batch)))

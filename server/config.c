@@ -47,6 +47,12 @@ const char config_usage[] =
 	"  --data-dir DIR           keep uploaded meshes in DIR, reload at start\n"
 	"  --demo                   store the built-in demo mesh \"demo\"\n"
 	"  --connection-timeout S   close idle connections after S seconds (30)\n"
+	"  --header-timeout S       a request line and its headers must arrive within\n"
+	"                           S seconds, however steadily they trickle (60)\n"
+	"  --body-timeout S         a body must arrive within S seconds plus one second\n"
+	"                           per --min-body-rate bytes received (60)\n"
+	"  --min-body-rate SIZE     bytes per second a body earns beyond\n"
+	"                           --body-timeout; 0 = no floor (32K)\n"
 	"  --help                   this text\n"
 	"  --version                print the version\n";
 
@@ -92,6 +98,9 @@ static const struct opt opts[] = {
 	{ "data-dir", OPT_PATH, F(data_dir), 0, 0 },
 	{ "demo", OPT_BOOL, F(demo), 0, 0 },
 	{ "connection-timeout", OPT_UINT, F(connection_timeout), 1, 86400 },
+	{ "header-timeout", OPT_UINT, F(header_timeout), 1, 86400 },
+	{ "body-timeout", OPT_UINT, F(body_timeout), 1, 86400 },
+	{ "min-body-rate", OPT_COUNT, F(min_body_rate), 0, (uint64_t)1 << 30 },	/* 1 GiB/s: no overflow in ns */
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -117,6 +126,9 @@ void config_defaults(struct config *cfg)
 	cfg->max_world_snapshots = 256;
 	cfg->log_level = LOG_INFO;
 	cfg->connection_timeout = 30;
+	cfg->header_timeout = 60;	/* nginx client_header_timeout */
+	cfg->body_timeout = 60;
+	cfg->min_body_rate = 32 << 10;
 }
 
 int config_parse_size(const char *s, uint64_t *out)

@@ -43,6 +43,9 @@ struct config {
 	const char *data_dir;		/* NULL: memory only */
 	int demo;
 	unsigned connection_timeout;	/* seconds */
+	unsigned header_timeout;	/* seconds for a request line and headers */
+	unsigned body_timeout;		/* seconds of grace for a body ... */
+	size_t min_body_rate;		/* ... plus 1 s per this many bytes; 0 = no floor */
 
 	char *tls_cert_pem;		/* owned; filled by config_load_files */
 	char *tls_key_pem;

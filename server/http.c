@@ -18,8 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access_log.h"
 #include "api.h"
 #include "config.h"
+#include "conn_watch.h"
+#include "http_check.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -27,13 +30,22 @@
 #define OPS_ALLOW "GET, HEAD"
 
 /*
- * A body found over its limit while it arrives (chunked, or no early
- * Content-Length check possible) is dropped, not buffered. libmicrohttpd
- * 0.9.75 refuses MHD_queue_response until the body has been read, so up to
- * DISCARD_MAX further bytes are read and dropped to answer 413 cleanly;
- * past that the connection is closed without an answer.
+ * A request refused from its headers (413 by Content-Length, 401, 404, ...)
+ * is answered at once; libmicrohttpd then sends FIN and closes, and the
+ * deadline watcher keeps reading and dropping the rest of the body (lingering
+ * close, see conn_watch.h) so that a client that sends its whole body before
+ * reading (Python's http.client, requests) still reads the answer.
+ *
+ * A body found over its limit while it arrives (chunked) cannot be answered
+ * before its end (libmicrohttpd 0.9.75 refuses MHD_queue_response until the
+ * body has been read): it is read and dropped, not buffered, and the 413 goes
+ * out at its end, for at most DISCARD_MAX bytes and DISCARD_SECONDS seconds
+ * (nginx's lingering_time) besides the body deadline; past that the
+ * connection is closed without an answer.
  */
-#define DISCARD_MAX ((uint64_t)16 << 20)
+#define DISCARD_MAX ((uint64_t)1 << 30)
+#define DISCARD_SECONDS 30
+#define RAW_PATH_INLINE 256	/* longer raw paths are copied to the heap */
 
 struct http_server {
 	struct http_params p;
@@ -44,6 +56,11 @@ struct http_server {
 	atomic_int in_flight;		/* requests between first callback and completion */
 	atomic_int draining;		/* set by http_stop: answer with Connection: close */
 	struct MHD_Response *healthz;	/* shared, immutable */
+	uint64_t header_ns;		/* --header-timeout */
+	uint64_t idle_header_ns;	/* max(--header-timeout, --connection-timeout) */
+	uint64_t body_ns;		/* --body-timeout */
+	uint64_t body_rate;		/* --min-body-rate, bytes/s; 0 = none */
+	struct conn_watch watch;
 };
 
 #ifndef CONNECTION_POOL_BYTES
@@ -52,6 +69,10 @@ struct http_server {
 
 struct request {
 	struct http_server *srv;
+	struct watched_conn *watch;	/* the connection's deadline */
+	int started;			/* the access handler has seen the headers */
+	char *raw;			/* the path exactly as sent (no query), NUL-ended */
+	size_t raw_len;
 	uint64_t t0_ns;
 	const char *route_label;	/* static; NULL = "unmatched" */
 	const char *ray_kind;
@@ -59,18 +80,31 @@ struct request {
 	int status;			/* 0 until a response is queued */
 	size_t bytes;			/* response body bytes */
 	enum api_auth auth;
+	struct http_head head;		/* the headers used here, from http_check_head */
 	size_t limit;			/* body bytes allowed */
 	int ops;			/* /healthz, /readyz or /metrics */
 	enum api_err verdict;		/* a refusal decided from the headers */
 	char allow[64];
 	char msg[128];
-	int too_large;
+	int discarding;			/* the body is read and dropped */
 	uint64_t discarded;
+	uint64_t body_t0_ns, body_bytes;	/* for the body deadline */
+	uint64_t discard_t0_ns;
 	char *body;
 	size_t len, cap;
 	char method[12];
 	size_t path_len;
 	char path[LOG_PATH_MAX];	/* escaped for the log */
+	char raw_inline[RAW_PATH_INLINE];
+};
+
+/* One per connection (libmicrohttpd's socket context): the request in
+ * progress is reused by each request of a keep-alive connection. */
+struct conn {
+	struct watched_conn watch;
+	int linger;		/* answered before its body: linger at close */
+	char remote[ACCESS_REMOTE_MAX];	/* for the access log; "" until first needed */
+	struct request req;
 };
 
 static uint64_t now_ns(void)
@@ -79,32 +113,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Copy url into r->path, escaping bytes that could break a log line. */
-static void copy_log_path(struct request *r, const char *url)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t n = 0;
-
-	for (; *url && n + 5 < sizeof(r->path); url++) {
-		unsigned char c = (unsigned char)*url;
-
-		if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\\') {
-			r->path[n++] = '\\';
-			r->path[n++] = 'x';
-			r->path[n++] = hex[c >> 4];
-			r->path[n++] = hex[c & 15];
-		} else {
-			r->path[n++] = (char)c;
-		}
-	}
-	if (*url) {
-		r->path[n++] = '.';
-		r->path[n++] = '.';
-		r->path[n++] = '.';
-	}
-	r->path_len = n;
 }
 
 /* Equal in time that depends only on the length of key, not on where the
@@ -292,7 +300,7 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 
 /* Hand the whole request to the api layer and queue its answer. */
 static enum MHD_Result serve_api(struct http_server *s, struct MHD_Connection *c,
-				 struct request *r, const char *url, const char *method)
+				 struct request *r, const char *method)
 {
 	struct query_args qa;
 	struct api_request req;
@@ -304,9 +312,8 @@ static enum MHD_Result serve_api(struct http_server *s, struct MHD_Connection *c
 	memset(&req, 0, sizeof(req));
 	req.args = qa.a;
 	req.method = strcmp(method, "HEAD") == 0 ? "GET" : method;
-	req.path = url;
-	req.content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						       MHD_HTTP_HEADER_CONTENT_TYPE);
+	req.path = r->raw;	/* exactly as sent: see on_uri */
+	req.content_type = r->head.content_type;
 	req.body = r->body;
 	req.body_len = r->len;
 	req.auth = r->auth;
@@ -326,12 +333,10 @@ static enum MHD_Result serve_api(struct http_server *s, struct MHD_Connection *c
 }
 
 /* 1 when the request announces a body (Content-Length > 0 or chunked). */
-static int has_body(struct MHD_Connection *c, uint64_t *content_length, int *known)
+static int has_body(const struct http_head *head, uint64_t *content_length, int *known)
 {
-	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						     MHD_HTTP_HEADER_CONTENT_LENGTH);
-	const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	const char *cl = head->content_length;
+	const char *te = head->transfer_encoding;
 
 	*known = 0;
 	*content_length = 0;
@@ -407,66 +412,124 @@ static void classify(struct http_server *s, struct MHD_Connection *c, struct req
 	}
 }
 
+/* The body's deadline: --body-timeout, plus one second per --min-body-rate
+ * bytes received (Apache's mod_reqtimeout MinRate); while discarding, at
+ * most DISCARD_SECONDS after the discard began. */
+static void arm_body_deadline(const struct http_server *s, struct request *r)
+{
+	uint64_t d = r->body_t0_ns + s->body_ns;
+
+	if (s->body_rate) {
+		uint64_t earned = r->body_bytes / s->body_rate;
+
+		d += earned > UINT64_MAX / 4 / 1000000000u ? UINT64_MAX / 4 :
+			earned * 1000000000u +
+			(r->body_bytes % s->body_rate) * 1000000000u / s->body_rate;
+	}
+	if (r->discarding && r->discard_t0_ns + (uint64_t)DISCARD_SECONDS * 1000000000u < d) {
+		conn_watch_arm(r->watch, r->discard_t0_ns + (uint64_t)DISCARD_SECONDS * 1000000000u,
+			       WATCH_DISCARD);
+		return;
+	}
+	conn_watch_arm(r->watch, d, WATCH_BODY);
+}
+
+/* From now on the body is read and dropped; the refusal goes out at its end. */
+static void start_discard(struct http_server *s, struct request *r)
+{
+	r->discarding = 1;
+	r->discard_t0_ns = now_ns();
+	free(r->body);
+	r->body = NULL;
+	r->len = r->cap = 0;
+	arm_body_deadline(s, r);
+}
+
+/* The connection r belongs to. */
+static struct conn *request_conn(struct request *r)
+{
+	return (struct conn *)(void *)((char *)r - offsetof(struct conn, req));
+}
+
+/* Answer r now, before its body: libmicrohttpd closes the connection after
+ * the answer, and the watcher lingers on it (see DISCARD_MAX). */
+static enum MHD_Result answer_before_body(struct MHD_Connection *c, struct request *r)
+{
+	conn_watch_arm(r->watch, 0, WATCH_NONE);
+	request_conn(r)->linger = 1;
+	return send_error(c, r, r->verdict, r->allow, r->msg);
+}
+
 /*
  * The first call, headers only. A refusal of a request with a body is sent
- * now, so the body is never read (libmicrohttpd then closes the
- * connection); everything else is answered on the next call, because a
- * response queued on the first call always closes the connection.
+ * now, so that the body is never read (answer_before_body); everything else
+ * is answered on the last call, because a response queued on the first call
+ * always closes the connection.
  */
 static enum MHD_Result begin_request(struct http_server *s, struct MHD_Connection *c,
-				     const char *url, const char *method, void **req_cls)
+				     struct request *r, const char *method, const char *version)
 {
-	struct request *r;
 	uint64_t clen;
-	int known, body;
+	size_t n;
+	int known, body, close_now;
 
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return MHD_NO;
-	r->srv = s;
+	r->started = 1;
 	r->t0_ns = now_ns();
-	snprintf(r->method, sizeof(r->method), "%s", method);
-	copy_log_path(r, url);
-	*req_cls = r;
+	n = strlen(method);
+	if (n >= sizeof(r->method))
+		n = sizeof(r->method) - 1;
+	memcpy(r->method, method, n);
+	r->method[n] = '\0';
 	atomic_fetch_add_explicit(&s->in_flight, 1, memory_order_relaxed);
 
-	body = has_body(c, &clen, &known);
-	classify(s, c, r, url, method, clen, known);
-	if (r->verdict != API_OK) {
-		if (body)
-			return send_error(c, r, r->verdict, r->allow, r->msg);
+	r->verdict = http_check_head(c, version, &r->head, r->msg, sizeof(r->msg), &close_now);
+	body = has_body(&r->head, &clen, &known);
+	if (close_now)
+		return answer_before_body(c, r);
+	if (r->verdict == API_OK)
+		classify(s, c, r, r->raw, method, clen, known);
+	if (!body) {
+		conn_watch_arm(r->watch, 0, WATCH_NONE);
 		return MHD_YES;
 	}
-	if (body && known && !r->ops) {
+	r->body_t0_ns = r->t0_ns;
+	if (r->verdict != API_OK)
+		return answer_before_body(c, r);
+	arm_body_deadline(s, r);
+	if (known && !r->ops) {
 		/* One allocation for the announced body, plus a NUL for parsers. */
 		r->body = malloc((size_t)clen + 1);
 		if (!r->body) {
 			refuse(r, API_INTERNAL, NULL, "out of memory");
-			return send_error(c, r, r->verdict, NULL, r->msg);
+			return answer_before_body(c, r);
 		}
 		r->cap = (size_t)clen + 1;
 	}
 	return MHD_YES;
 }
 
-/* Append a body chunk, or count it as discarded once over the limit. */
-static enum MHD_Result on_body(struct request *r, const char *data, size_t n)
+/* Append a body chunk, or count it as discarded once refused. */
+static enum MHD_Result on_body(struct http_server *s, struct request *r, const char *data,
+			       size_t n)
 {
-	if (r->too_large) {
+	r->body_bytes += n;
+	arm_body_deadline(s, r);
+	if (r->discarding) {
 		r->discarded += n;
 		if (r->discarded <= DISCARD_MAX)
 			return MHD_YES;
-		log_msg(r->srv->p.log, LOG_INFO,
-			"closing connection: body over the limit of %zu bytes by more than %llu",
-			r->limit, (unsigned long long)DISCARD_MAX);
+		log_msg(s->p.log, LOG_INFO,
+			"closing connection: discarded more than %llu bytes of a refused body",
+			(unsigned long long)DISCARD_MAX);
 		return MHD_NO;
 	}
 	if (n > r->limit - r->len) {
-		r->too_large = 1;
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "body is over the limit of %zu bytes", r->limit);
+		refuse(r, API_PAYLOAD_TOO_LARGE, NULL, msg);
+		start_discard(s, r);
 		r->discarded = n;
-		free(r->body);
-		r->body = NULL;
-		r->len = r->cap = 0;
 		return MHD_YES;
 	}
 	if (r->len + n + 1 > r->cap) {
@@ -497,55 +560,127 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct http_server *s = cls;
 	struct request *r = *req_cls;
 	enum MHD_Result ret;
-	char msg[96];
 
 	if (!r)
-		return begin_request(s, c, url, method, req_cls);
+		return MHD_NO;	/* no memory for it when the request line came */
+	if (!r->started)
+		return begin_request(s, c, r, method, version);
 	if (r->status) {
 		/* answered early; MHD is discarding the rest */
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
-		ret = on_body(r, upload_data, *upload_data_size);
+		ret = on_body(s, r, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return ret;
 	}
-	if (r->too_large) {
-		snprintf(msg, sizeof(msg), "body is over the limit of %zu bytes", r->limit);
-		return send_error(c, r, API_PAYLOAD_TOO_LARGE, NULL, msg);
-	}
+	conn_watch_arm(r->watch, 0, WATCH_NONE);
 	if (r->verdict != API_OK)
 		return send_error(c, r, r->verdict, r->allow, r->msg);
 	if (r->ops)
 		return serve_ops(s, c, r);
-	return serve_api(s, c, r, url, method);
+	return serve_api(s, c, r, method);
 }
 
-/* One access line: method, path, status, bytes, duration, remote address. */
+/* Free what a request holds; the struct itself may be reused. */
+static void request_release(struct request *r)
+{
+	free(r->body);
+	r->body = NULL;
+	if (r->raw != r->raw_inline)
+		free(r->raw);
+	r->raw = NULL;
+}
+
+/*
+ * libmicrohttpd's URI log callback: the request line has arrived and its
+ * path is still exactly as sent (libmicrohttpd percent-decodes it in place
+ * afterwards). Start the request here: what it returns is the request's
+ * *req_cls. The raw path is what gets routed, so a name is used exactly as
+ * the client sent it: "a%00b" is refused as a name, never cut to "a".
+ */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct http_server *s = cls;
+	const union MHD_ConnectionInfo *ci;
+	struct conn *conn;
+	struct request *r;
+	size_t n = strcspn(uri, "?");
+
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	conn = ci ? ci->socket_context : NULL;
+	if (!conn)
+		return NULL;
+	r = &conn->req;
+	request_release(r);
+	memset(r, 0, offsetof(struct request, raw_inline));
+	r->srv = s;
+	r->watch = &conn->watch;
+	conn_watch_arm(r->watch, now_ns() + s->header_ns, WATCH_HEADERS);
+	if (n < sizeof(r->raw_inline)) {
+		r->raw = r->raw_inline;
+	} else {
+		r->raw = malloc(n + 1);
+		if (!r->raw)
+			return NULL;
+	}
+	memcpy(r->raw, uri, n);
+	r->raw[n] = '\0';
+	r->raw_len = n;
+	r->path_len = access_escape_path(r->path, sizeof(r->path), r->raw);
+	return r;
+}
+
+/* Connections open and close: register them with the deadline watcher. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *s = cls;
+	struct conn *conn = *socket_context;
+	const union MHD_ConnectionInfo *ci;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		conn = calloc(1, sizeof(*conn));
+		if (!conn || !ci) {
+			free(conn);
+			return;	/* the request then finds no context and is closed */
+		}
+		conn_watch_add(&s->watch, &conn->watch, ci->connect_fd);
+		conn_watch_arm(&conn->watch, now_ns() + s->idle_header_ns, WATCH_HEADERS);
+		*socket_context = conn;
+		return;
+	}
+	if (!conn)
+		return;
+	conn_watch_remove(&s->watch, &conn->watch);
+	/* libmicrohttpd closes the socket after this call */
+	if (conn->linger)
+		conn_watch_linger(&s->watch, conn->watch.fd);
+	request_release(&conn->req);
+	free(conn);
+	*socket_context = NULL;
+}
+
+/* One access line: method, path, status, bytes, duration, remote address;
+ * the remote address is formatted once per connection. */
 static void log_request(struct http_server *s, struct MHD_Connection *c, struct request *r,
 			uint64_t us)
 {
-	const union MHD_ConnectionInfo *ci;
-	char line[LOG_PATH_MAX + 160], addr[INET6_ADDRSTRLEN] = "-";
-	int n;
+	struct conn *conn = request_conn(r);
+	struct access_fields f;
+	char line[LOG_PATH_MAX + 160];
 
-	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	if (ci && ci->client_addr) {
-		const struct sockaddr *sa = ci->client_addr;
+	if (!conn->remote[0]) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 
-		if (sa->sa_family == AF_INET)
-			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, addr,
-				  sizeof(addr));
-		else if (sa->sa_family == AF_INET6)
-			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, addr,
-				  sizeof(addr));
+		access_remote(ci ? ci->client_addr : NULL, conn->remote);
 	}
-	n = snprintf(line, sizeof(line), "access method=%s path=%.*s status=%d bytes=%zu us=%llu remote=%s",
-		     r->method, (int)r->path_len, r->path, r->status, r->bytes,
-		     (unsigned long long)us, addr);
-	if (n > 0)
-		log_access(s->p.log, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	f = (struct access_fields){ r->method, r->path, r->path_len, r->status, r->bytes, us,
+				    conn->remote };
+	log_access(s->p.log, line, access_format(line, sizeof(line), &f));
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
@@ -557,6 +692,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 
 	if (!r)
 		return;
+	*req_cls = NULL;
+	/* the next request line is due within the header (or idle) timeout */
+	conn_watch_arm(r->watch, now_ns() + s->idle_header_ns, WATCH_HEADERS);
+	if (!r->started) {
+		/* libmicrohttpd answered it (431, 400) or it was cut before its headers */
+		request_release(r);
+		return;
+	}
 	us = (now_ns() - r->t0_ns) / 1000;
 	if (r->status)
 		metrics_record(s->p.metrics, r->route_label, r->method, r->status, us, r->ray_kind,
@@ -566,9 +709,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && log_enabled(s->p.log, LOG_DEBUG))
 		log_msg(s->p.log, LOG_DEBUG, "request %s %.*s ended early (code %d)", r->method,
 			(int)r->path_len, r->path, (int)toe);
-	free(r->body);
-	free(r);
-	*req_cls = NULL;
+	request_release(r);
+	r->started = 0;
 	atomic_fetch_sub_explicit(&s->in_flight, 1, memory_order_release);
 }
 
@@ -627,7 +769,7 @@ int http_start(const struct http_params *p, struct http_server **out, char *err,
 	struct sockaddr_storage ss;
 	struct http_server *s;
 	const union MHD_DaemonInfo *di;
-	struct MHD_OptionItem ops[12];
+	struct MHD_OptionItem ops[16];
 	unsigned flags, n = 0;
 	int ipv6 = 0;
 
@@ -643,6 +785,16 @@ int http_start(const struct http_params *p, struct http_server **out, char *err,
 	s->api_key_len = cfg->api_key ? strlen(cfg->api_key) : 0;
 	s->read_key = cfg->read_key;
 	s->read_key_len = cfg->read_key ? strlen(cfg->read_key) : 0;
+	s->header_ns = (uint64_t)cfg->header_timeout * 1000000000u;
+	s->idle_header_ns = (uint64_t)(cfg->header_timeout > cfg->connection_timeout ?
+				       cfg->header_timeout : cfg->connection_timeout) * 1000000000u;
+	s->body_ns = (uint64_t)cfg->body_timeout * 1000000000u;
+	s->body_rate = cfg->min_body_rate;
+	if (conn_watch_start(&s->watch, p->log)) {
+		snprintf(err, errlen, "cannot start the connection deadline thread");
+		free(s);
+		return -1;
+	}
 
 	s->healthz = MHD_create_response_from_buffer(sizeof(healthz_body) - 1,
 						     (void *)healthz_body,
@@ -669,6 +821,9 @@ int http_start(const struct http_params *p, struct http_server **out, char *err,
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &ss };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED,
 					    (intptr_t)on_completed, s };
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION,
+					    (intptr_t)on_connection, s };
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_uri, s };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT,
 					    (intptr_t)cfg->connection_timeout, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT,
@@ -711,6 +866,7 @@ out_free_response:
 	if (s->healthz)
 		MHD_destroy_response(s->healthz);
 out_free_server:
+	conn_watch_stop(&s->watch);
 	free(s);
 	return -1;
 }
@@ -739,5 +895,6 @@ void http_stop(struct http_server *s, unsigned grace_ms)
 	if (lsock != MHD_INVALID_SOCKET)
 		close(lsock);
 	MHD_destroy_response(s->healthz);
+	conn_watch_stop(&s->watch);
 	free(s);
 }

@@ -116,12 +116,26 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
-/* Caller holds l->lock. */
-static void flush_locked(struct log *l)
+/* Write out one shard. Caller holds sh->lock; takes l->lock for the write. */
+static void flush_shard_locked(struct log *l, struct log_shard *sh)
 {
-	if (l->len > 0) {
-		write_all(l->fd, l->buf, l->len);
-		l->len = 0;
+	if (sh->len > 0) {
+		pthread_mutex_lock(&l->lock);
+		write_all(l->fd, sh->buf, sh->len);
+		pthread_mutex_unlock(&l->lock);
+		sh->len = 0;
+	}
+}
+
+/* Write out every shard. Caller holds no lock. */
+static void flush_all(struct log *l)
+{
+	size_t i;
+
+	for (i = 0; i < LOG_SHARDS; i++) {
+		pthread_mutex_lock(&l->shards[i].lock);
+		flush_shard_locked(l, &l->shards[i]);
+		pthread_mutex_unlock(&l->shards[i].lock);
 	}
 }
 
@@ -139,7 +153,11 @@ static void *flusher_main(void *arg)
 			until.tv_nsec -= 1000000000L;
 		}
 		pthread_cond_timedwait(&l->wake, &l->lock, &until);
-		flush_locked(l);
+		if (l->stop)
+			break;
+		pthread_mutex_unlock(&l->lock);
+		flush_all(l);
+		pthread_mutex_lock(&l->lock);
 	}
 	pthread_mutex_unlock(&l->lock);
 	return NULL;
@@ -149,12 +167,18 @@ int log_start(struct log *l, int fd, enum log_level level, int start_flusher)
 {
 	pthread_condattr_t ca;
 
+	size_t i;
+
 	l->level = level;
 	l->fd = fd;
-	l->len = 0;
 	l->stop = 0;
 	l->flusher_running = 0;
+	l->next_shard = 0;
 	pthread_mutex_init(&l->lock, NULL);
+	for (i = 0; i < LOG_SHARDS; i++) {
+		pthread_mutex_init(&l->shards[i].lock, NULL);
+		l->shards[i].len = 0;
+	}
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&l->wake, &ca);
@@ -169,11 +193,15 @@ int log_start(struct log *l, int fd, enum log_level level, int start_flusher)
 out_destroy_lock:
 	pthread_cond_destroy(&l->wake);
 	pthread_mutex_destroy(&l->lock);
+	for (i = 0; i < LOG_SHARDS; i++)
+		pthread_mutex_destroy(&l->shards[i].lock);
 	return -1;
 }
 
 void log_stop(struct log *l)
 {
+	size_t i;
+
 	pthread_mutex_lock(&l->lock);
 	l->stop = 1;
 	pthread_cond_signal(&l->wake);
@@ -181,11 +209,11 @@ void log_stop(struct log *l)
 	if (l->flusher_running)
 		pthread_join(l->flusher, NULL);
 	l->flusher_running = 0;
-	pthread_mutex_lock(&l->lock);
-	flush_locked(l);
-	pthread_mutex_unlock(&l->lock);
+	flush_all(l);
 	pthread_cond_destroy(&l->wake);
 	pthread_mutex_destroy(&l->lock);
+	for (i = 0; i < LOG_SHARDS; i++)
+		pthread_mutex_destroy(&l->shards[i].lock);
 }
 
 /* "TIMESTAMP LEVEL " into line; returns its length (at most 34). */
@@ -219,15 +247,29 @@ void log_msg(struct log *l, enum log_level level, const char *fmt, ...)
 	n += (size_t)w < sizeof(line) - n - 1 ? (size_t)w : sizeof(line) - n - 2;
 	line[n++] = '\n';
 
+	flush_all(l);
 	pthread_mutex_lock(&l->lock);
-	flush_locked(l);
 	write_all(l->fd, line, n);
 	pthread_mutex_unlock(&l->lock);
+}
+
+/* The calling thread's shard of l: drawn round-robin at its first line. */
+static struct log_shard *my_shard(struct log *l)
+{
+	static _Thread_local int index = -1;	/* a cache of the draw, not state */
+
+	if (index < 0) {
+		pthread_mutex_lock(&l->lock);
+		index = (int)(l->next_shard++ % LOG_SHARDS);
+		pthread_mutex_unlock(&l->lock);
+	}
+	return &l->shards[index];
 }
 
 void log_access(struct log *l, const char *msg, size_t n)
 {
 	char line[LOG_LINE_MAX];
+	struct log_shard *sh;
 	size_t p;
 
 	if (!log_enabled(l, LOG_INFO))
@@ -239,12 +281,13 @@ void log_access(struct log *l, const char *msg, size_t n)
 	p += n;
 	line[p++] = '\n';
 
-	pthread_mutex_lock(&l->lock);
-	if (l->len + p > sizeof(l->buf))
-		flush_locked(l);
-	memcpy(l->buf + l->len, line, p);
-	l->len += p;
-	if (l->len >= LOG_FLUSH_BYTES)
-		flush_locked(l);
-	pthread_mutex_unlock(&l->lock);
+	sh = my_shard(l);
+	pthread_mutex_lock(&sh->lock);
+	if (sh->len + p > sizeof(sh->buf))
+		flush_shard_locked(l, sh);
+	memcpy(sh->buf + sh->len, line, p);
+	sh->len += p;
+	if (sh->len >= LOG_FLUSH_BYTES)
+		flush_shard_locked(l, sh);
+	pthread_mutex_unlock(&sh->lock);
 }

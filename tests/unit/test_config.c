@@ -55,6 +55,12 @@ static const struct flag_case flag_cases[] = {
 	{ "demo", "COLLISIOND_DEMO", "true", OFF(demo), FK_INT, NULL, 1 },
 	{ "connection-timeout", "COLLISIOND_CONNECTION_TIMEOUT", "5", OFF(connection_timeout),
 	  FK_UINT, NULL, 5 },
+	{ "header-timeout", "COLLISIOND_HEADER_TIMEOUT", "7", OFF(header_timeout), FK_UINT, NULL,
+	  7 },
+	{ "body-timeout", "COLLISIOND_BODY_TIMEOUT", "9", OFF(body_timeout), FK_UINT, NULL, 9 },
+	{ "min-body-rate", "COLLISIOND_MIN_BODY_RATE", "1M", OFF(min_body_rate), FK_SIZE, NULL,
+	  1 << 20 },
+	{ "min-body-rate", "COLLISIOND_MIN_BODY_RATE", "0", OFF(min_body_rate), FK_SIZE, NULL, 0 },
 };
 
 #define NFLAG_CASES (int)(sizeof(flag_cases) / sizeof(flag_cases[0]))
@@ -162,6 +168,9 @@ START_TEST(test_defaults)
 	ck_assert_ptr_null(cfg.data_dir);
 	ck_assert_int_eq(cfg.demo, 0);
 	ck_assert_uint_eq(cfg.connection_timeout, 30);
+	ck_assert_uint_eq(cfg.header_timeout, 60);
+	ck_assert_uint_eq(cfg.body_timeout, 60);
+	ck_assert_uint_eq(cfg.min_body_rate, 32 << 10);
 }
 END_TEST
 
@@ -230,6 +239,9 @@ START_TEST(test_help_and_version)
 	ck_assert_int_eq(parse(&cfg, help, envp, err), CONFIG_HELP);
 	ck_assert_int_eq(parse(&cfg, version, envp, err), CONFIG_VERSION);
 	ck_assert_ptr_nonnull(strstr(config_usage, "--max-query-bytes"));
+	ck_assert_ptr_nonnull(strstr(config_usage, "--header-timeout"));
+	ck_assert_ptr_nonnull(strstr(config_usage, "--body-timeout"));
+	ck_assert_ptr_nonnull(strstr(config_usage, "--min-body-rate"));
 }
 END_TEST
 
@@ -312,6 +324,10 @@ static const struct bad_case bad_cases[] = {
 	{ { "--demo=maybe" }, NULL, "--demo" },
 	{ { "--connection-timeout", "0" }, NULL, "--connection-timeout" },
 	{ { "--connection-timeout", "1s" }, NULL, "--connection-timeout" },
+	{ { "--header-timeout", "0" }, NULL, "--header-timeout" },
+	{ { "--body-timeout", "x" }, NULL, "--body-timeout" },
+	{ { "--min-body-rate", "-1" }, NULL, "--min-body-rate" },
+	{ { "--min-body-rate", "2G" }, NULL, "--min-body-rate" },
 	{ { "--port" }, NULL, "--port" },				/* missing value */
 	{ { "--no-such-flag", "1" }, NULL, "--no-such-flag" },
 	{ { "stray" }, NULL, "stray" },

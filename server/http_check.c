@@ -1,0 +1,123 @@
+/* http_check.c - request-head checks libmicrohttpd leaves to the application
+ * (see http_check.h). */
+#include "http_check.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+struct head_scan {
+	struct http_head *head;
+	enum api_err err;
+	int close_now;
+	int hosts;
+	char *msg;
+	size_t msglen;
+};
+
+/* RFC 9110 5.6.2: tchar. */
+static int is_tchar(unsigned char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
+static void fail(struct head_scan *h, enum api_err e, const char *fmt, const char *name)
+{
+	if (h->err != API_OK)
+		return;
+	h->err = e;
+	snprintf(h->msg, h->msglen, fmt, name);
+}
+
+static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				   size_t key_size, const char *value, size_t value_size)
+{
+	struct head_scan *h = cls;
+	size_t i;
+
+	if (key_size == 0) {
+		fail(h, API_INVALID_REQUEST, "header: empty name%s", "");
+		return MHD_NO;
+	}
+	for (i = 0; i < key_size; i++) {
+		if (!is_tchar((unsigned char)key[i])) {
+			fail(h, API_INVALID_REQUEST, "header %.40s: the name is not a token", key);
+			return MHD_NO;
+		}
+	}
+	if (value && memchr(value, '\0', value_size)) {
+		fail(h, API_INVALID_REQUEST, "header %.40s: the value holds a NUL byte", key);
+		return MHD_NO;
+	}
+	/* dispatch on the length first: most headers are none of these */
+	switch (key_size) {
+	case 4:
+		if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
+			h->hosts++;
+		break;
+	case 12:
+		if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_TYPE) == 0 && !h->head->content_type)
+			h->head->content_type = value;
+		break;
+	case 13:
+		if (strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0 && !h->head->authorization)
+			h->head->authorization = value;
+		break;
+	case 14:
+		if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) != 0)
+			break;
+		if (h->head->content_length &&
+		    strcmp(h->head->content_length, value ? value : "") != 0) {
+			fail(h, API_INVALID_REQUEST, "header %s: given twice with different values",
+			     MHD_HTTP_HEADER_CONTENT_LENGTH);
+			return MHD_NO;
+		}
+		h->head->content_length = value ? value : "";
+		break;
+	case 16:
+		if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_ENCODING) == 0 &&
+		    (!value || strcasecmp(value, "identity") != 0)) {
+			fail(h, API_UNSUPPORTED_MEDIA_TYPE,
+			     "header %s: bodies are accepted without content coding",
+			     MHD_HTTP_HEADER_CONTENT_ENCODING);
+			return MHD_NO;
+		}
+		break;
+	case 17:
+		if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) != 0)
+			break;
+		h->head->transfer_encoding = value ? value : "";
+		if (!value || strcasecmp(value, "chunked") != 0) {
+			/* RFC 9112 6.3: the body's length cannot be determined */
+			fail(h, API_INVALID_REQUEST, "header %s: only chunked is accepted",
+			     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+			h->close_now = 1;
+			return MHD_NO;
+		}
+		break;
+	default:
+		break;
+	}
+	return MHD_YES;
+}
+
+enum api_err http_check_head(struct MHD_Connection *c, const char *version,
+			     struct http_head *head, char *msg, size_t msglen, int *close_now)
+{
+	struct head_scan h;
+
+	memset(&h, 0, sizeof(h));
+	memset(head, 0, sizeof(*head));
+	h.head = head;
+	h.msg = msg;
+	h.msglen = msglen;
+	MHD_get_connection_values_n(c, MHD_HEADER_KIND, scan_header, &h);
+	*close_now = h.close_now;
+	if (h.err == API_OK && h.hosts == 0 && version &&
+	    strcmp(version, MHD_HTTP_VERSION_1_1) == 0) {
+		h.err = API_INVALID_REQUEST;
+		snprintf(msg, msglen, "header Host: required in HTTP/1.1");
+	}
+	return h.err;
+}
