@@ -5,6 +5,7 @@
 #include "encode.h"
 #include "formats.h"
 #include "handlers.h"
+#include "json_mesh.h"
 
 static const char *const json_types[] = { "application/json", NULL };
 static const char *const obj_types[] = { "model/obj", NULL };
@@ -85,17 +86,12 @@ void handle_mesh_delete(const struct api_ctx *ctx, const struct api_request *req
 static int read_upload(const struct api_ctx *ctx, const struct api_request *req, size_t max_tris,
 		       struct mesh_data *d, struct api_response *resp)
 {
-	struct json_arena arena = JSON_ARENA_INIT;
 	struct api_fail f;
 	enum api_err e;
-	cJSON *root;
 
 	memset(d, 0, sizeof(*d));
 	if (api_media_type_is(req->content_type, json_types)) {
-		e = api_json_parse_in(req->body, req->body_len, &arena, &root, &f);
-		if (!e)
-			e = decode_mesh_json(root, max_tris, d, &f);
-		json_arena_release(&arena);
+		e = json_mesh_decode(req->body, req->body_len, max_tris, d, &f);	/* streamed, no tree */
 		if (e)
 			goto out_fail;
 		return 0;
