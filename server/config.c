@@ -34,6 +34,8 @@ const char config_usage[] =
 	"  --max-batch N            rays/segments/shots/boxes per request (65536)\n"
 	"  --max-triangles N        triangles per mesh (16M)\n"
 	"  --max-meshes N           meshes held, 0 = unlimited (0)\n"
+	"  --max-response-bytes SIZE  largest response body; a bigger answer is\n"
+	"                           413 payload_too_large (64M, at least 1K)\n"
 	"  --tls-cert FILE          serve HTTPS with this PEM certificate (chain)\n"
 	"  --tls-key FILE           ... and this PEM private key\n"
 	"  --log-level LEVEL        debug, info, warn or error (info);\n"
@@ -74,6 +76,7 @@ static const struct opt opts[] = {
 	{ "max-batch", OPT_COUNT, F(max_batch), 1, UINT32_MAX },
 	{ "max-triangles", OPT_COUNT, F(max_triangles), 1, MESH_MAX_TRIANGLES },
 	{ "max-meshes", OPT_COUNT, F(max_meshes), 0, UINT32_MAX },
+	{ "max-response-bytes", OPT_COUNT, F(max_response_bytes), 1024, SIZE_MAX },
 	{ "tls-cert", OPT_PATH, F(tls_cert), 0, 0 },
 	{ "tls-key", OPT_PATH, F(tls_key), 0, 0 },
 	{ "log-level", OPT_LEVEL, F(log_level), 0, 0 },
@@ -97,6 +100,7 @@ void config_defaults(struct config *cfg)
 	cfg->max_batch = 65536;
 	cfg->max_triangles = (size_t)16 << 20;
 	cfg->max_meshes = 0;
+	cfg->max_response_bytes = (size_t)64 << 20;
 	cfg->log_level = LOG_INFO;
 	cfg->connection_timeout = 30;
 }

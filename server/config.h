@@ -31,6 +31,7 @@ struct config {
 	size_t max_batch;
 	size_t max_triangles;
 	size_t max_meshes;		/* 0 = unlimited */
+	size_t max_response_bytes;	/* response body cap (413 past it) */
 	const char *tls_cert;		/* path; both or neither with tls_key */
 	const char *tls_key;
 	enum log_level log_level;

@@ -64,6 +64,7 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 	api.limits.max_meshes = cfg->max_meshes;
 	api.limits.max_body_mesh = cfg->max_body_bytes;
 	api.limits.max_body_query = cfg->max_query_bytes;
+	api.limits.max_response_bytes = cfg->max_response_bytes;
 	api.openapi_yaml = openapi_yaml;
 	api.openapi_len = openapi_yaml_len;
 
