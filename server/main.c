@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "api.h"
 #include "config.h"
 #include "demo.h"
@@ -122,6 +123,7 @@ out_free_metrics:
 
 int main(int argc, char **argv)
 {
+	struct alloc_trimmer *trimmer = NULL;
 	struct config cfg;
 	struct log *log;
 	sigset_t sigs;
@@ -146,6 +148,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	alloc_tune();	/* malloc parameters, before any thread (alloc.h) */
 	/* Before any thread exists, so that all of them inherit the mask. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
@@ -159,7 +162,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "collisiond: cannot start logging\n");
 		goto out_release_config;
 	}
+	if (alloc_trimmer_start(&trimmer))
+		fprintf(stderr, "collisiond: cannot start the malloc_trim thread (running without)\n");
 	status = run(&cfg, log, &sigs);
+	alloc_trimmer_stop(trimmer);
 	log_stop(log);
 out_release_config:
 	free(log);
