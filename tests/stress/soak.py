@@ -105,11 +105,14 @@ class Stats:
                 self.errors.append("%s -> %s" % (kind, status))
 
 
-def client(port_daemon, seed, stop, stats):
+def client(port_daemon, seed, stop, stats, budget=None):
+    """Send mixed requests until stop is set (or budget requests were sent)."""
     rng = random.Random(seed)
     d = port_daemon
     conn = ClientConn(d.port)
-    while not stop.is_set():
+    while not stop.is_set() and (budget is None or budget > 0):
+        if budget is not None:
+            budget -= 1
         r = rng.random()
         try:
             if r < 0.55:
@@ -161,6 +164,28 @@ class ClientConn:
     request = Daemon.request
 
 
+def phases(d, a, stats):
+    """Bounded mode: K phases of N requests per client; after each, every mesh
+    is deleted and RSS sampled, so stored meshes do not blur the figure.
+    Returns the RSS after each phase."""
+    out = []
+    probe = ClientConn(d.port)
+    for k in range(a.phases):
+        stop = threading.Event()
+        threads = [threading.Thread(target=client, args=(d, a.seed * 1000 + 100 * k + c, stop, stats,
+                                                         a.phase_requests), daemon=True)
+                   for c in range(a.clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for name in NAMES:
+            probe.request("DELETE", "/v1/meshes/" + name)
+        time.sleep(a.settle)
+        out.append(d.rss())
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
@@ -175,7 +200,15 @@ def main():
     ap.add_argument("--args", default="")
     ap.add_argument("--csv", default="")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--phases", type=int, default=0, help="bounded mode (see phases())")
+    ap.add_argument("--phase-requests", type=int, default=300)
+    ap.add_argument("--settle", type=float, default=0.3)
+    ap.add_argument("--max-phase-growth", type=float, default=None,
+                    help="percent, last phase over the first (bounded mode)")
+    ap.add_argument("--no-rss-check", action="store_true", help="sanitizer builds: answers only")
     a = ap.parse_args()
+    if a.phases:
+        return main_phases(a)
     env = dict(e.split("=", 1) for e in a.env)
     stats = Stats()
     samples = []
@@ -223,6 +256,33 @@ def main():
         ok = False
     if a.max_growth is not None and growth > a.max_growth:
         print("soak: FAIL: RSS grew %.2f %% after warm-up (limit %.2f %%)" % (growth, a.max_growth))
+        ok = False
+    if rc != 0:
+        print("soak: FAIL: daemon exit status %s" % rc)
+        ok = False
+    return 0 if ok else 1
+
+
+def main_phases(a):
+    env = dict(e.split("=", 1) for e in a.env)
+    stats = Stats()
+    with Daemon(a.binary, shlex.split(a.args), env, shlex.split(a.wrapper)) as d:
+        rss = phases(d, a, stats)
+        rc = d.stop(timeout=120)
+    growth = 100.0 * (rss[-1] - rss[0]) / rss[0]
+    total = sum(stats.count.values())
+    print("soak (bounded): %d phases x %d x %d clients, %d requests, RSS after each phase "
+          "(meshes deleted): %s MiB; last over first %+.2f %%, daemon exit %s"
+          % (a.phases, a.phase_requests, a.clients, total,
+             " ".join("%.1f" % (r / MiB) for r in rss), growth, rc))
+    ok = True
+    if stats.errors:
+        print("soak: unexpected answers: " + "; ".join(stats.errors))
+        ok = False
+    if (a.max_phase_growth is not None and not a.no_rss_check and
+            rss[-1] > rss[0] * (1 + a.max_phase_growth / 100.0)):
+        print("soak: FAIL: RSS grew %.2f %% from the first phase to the last (limit %.2f %%)"
+              % (growth, a.max_phase_growth))
         ok = False
     if rc != 0:
         print("soak: FAIL: daemon exit status %s" % rc)
