@@ -186,7 +186,7 @@ stress: deps
 	@$(MAKE) --no-print-directory $(BUILD)/collisiond
 	python3 tests/stress/mem_stress.py $(BUILD)/collisiond --size-mib $(STRESS_MIB) --check
 	python3 tests/stress/soak.py $(BUILD)/collisiond --phases 5 --phase-requests 300 --clients 4 --max-phase-growth 10
-	python3 tests/stress/soak.py $(BUILD)/collisiond --seconds $(STRESS_SOAK_S) --clients 4
+	python3 tests/stress/soak.py $(BUILD)/collisiond --seconds $(STRESS_SOAK_S) --clients 4 --checkpoint 15 --settle 2.5 --warmup 0.2
 soak: deps
 	@$(MAKE) --no-print-directory $(BUILD)/collisiond
-	python3 tests/stress/soak.py $(BUILD)/collisiond --seconds $(SOAK_S) --clients 4 --max-growth 5 --csv $(BUILD)/soak.csv
+	python3 tests/stress/soak.py $(BUILD)/collisiond --seconds $(SOAK_S) --clients 4 --args "--threads 8" --checkpoint 60 --settle 2.5 --warmup 0.2 --max-growth 5 --csv $(BUILD)/soak.csv

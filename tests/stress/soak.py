@@ -105,12 +105,45 @@ class Stats:
                 self.errors.append("%s -> %s" % (kind, status))
 
 
-def client(port_daemon, seed, stop, stats, budget=None):
+class Gate:
+    """Lets the main thread pause every client between two requests."""
+
+    def __init__(self, clients):
+        self.cv = threading.Condition()
+        self.open = True
+        self.clients = clients
+        self.idle = 0
+
+    def wait_open(self):
+        with self.cv:
+            if self.open:
+                return
+            self.idle += 1
+            self.cv.notify_all()
+            while not self.open:
+                self.cv.wait()
+            self.idle -= 1
+
+    def close_and_drain(self, stop):
+        with self.cv:
+            self.open = False
+            while self.idle < self.clients and not stop.is_set():
+                self.cv.wait(0.1)
+
+    def reopen(self):
+        with self.cv:
+            self.open = True
+            self.cv.notify_all()
+
+
+def client(port_daemon, seed, stop, stats, budget=None, gate=None):
     """Send mixed requests until stop is set (or budget requests were sent)."""
     rng = random.Random(seed)
     d = port_daemon
     conn = ClientConn(d.port)
     while not stop.is_set() and (budget is None or budget > 0):
+        if gate:
+            gate.wait_open()
         if budget is not None:
             budget -= 1
         r = rng.random()
@@ -202,7 +235,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--phases", type=int, default=0, help="bounded mode (see phases())")
     ap.add_argument("--phase-requests", type=int, default=300)
-    ap.add_argument("--settle", type=float, default=0.3)
+    ap.add_argument("--settle", type=float, default=0.3, help="seconds before a quiescent sample")
+    ap.add_argument("--checkpoint", type=float, default=0,
+                    help="timed mode: every N s, pause, delete every mesh, sample RSS")
     ap.add_argument("--max-phase-growth", type=float, default=None,
                     help="percent, last phase over the first (bounded mode)")
     ap.add_argument("--no-rss-check", action="store_true", help="sanitizer builds: answers only")
@@ -212,18 +247,32 @@ def main():
     env = dict(e.split("=", 1) for e in a.env)
     stats = Stats()
     samples = []
+    checkpoints = []
     with Daemon(a.binary, shlex.split(a.args), env, shlex.split(a.wrapper)) as d:
         stop = threading.Event()
-        threads = [threading.Thread(target=client, args=(d, a.seed * 1000 + k, stop, stats), daemon=True)
+        gate = Gate(a.clients)
+        threads = [threading.Thread(target=client, args=(d, a.seed * 1000 + k, stop, stats, None, gate),
+                                    daemon=True)
                    for k in range(a.clients)]
         t0 = time.time()
         for t in threads:
             t.start()
         probe = ClientConn(d.port)
+        next_cp = a.checkpoint
         while time.time() - t0 < a.seconds:
             time.sleep(a.sample)
             samples.append((time.time() - t0, d.rss(), mesh_bytes(probe)))
+            if a.checkpoint and time.time() - t0 >= next_cp:
+                # quiescent point: no request in flight, no mesh stored
+                gate.close_and_drain(stop)
+                for name in NAMES:
+                    probe.request("DELETE", "/v1/meshes/" + name)
+                time.sleep(a.settle)
+                checkpoints.append((time.time() - t0, d.rss()))
+                gate.reopen()
+                next_cp += a.checkpoint
         stop.set()
+        gate.reopen()
         for t in threads:
             t.join(60)
         rc = d.stop(timeout=120)
@@ -250,6 +299,14 @@ def main():
           % (a.seconds, total, ", ".join("%s %d" % kv for kv in sorted(stats.count.items())),
              samples[0][1] / MiB, base / MiB, end / MiB, max(r for _, r, _ in samples) / MiB,
              growth, obase / MiB, oend / MiB, ogrowth, rc))
+    if checkpoints:
+        after = [r for t, r in checkpoints if t >= a.seconds * a.warmup] or [checkpoints[-1][1]]
+        cgrowth = 100.0 * (after[-1] - after[0]) / after[0]
+        print("soak: quiescent RSS (no request in flight, no mesh stored) at %s: %s MiB; "
+              "growth after warm-up %+.2f %%"
+              % (" ".join("%.0fs" % t for t, _ in checkpoints),
+                 " ".join("%.1f" % (r / MiB) for _, r in checkpoints), cgrowth))
+        growth = cgrowth	# the figure the bar is checked on
     ok = True
     if stats.errors:
         print("soak: unexpected answers: " + "; ".join(stats.errors))
