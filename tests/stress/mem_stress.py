@@ -140,6 +140,16 @@ def big_response(d, check):
     return ok or not check
 
 
+def query_zeros(d, size_mib):
+    """A query body at --max-query-bytes (16 MiB) of flat zeros: the tree
+    parser (api/json.c) costs one 64-byte node per number before the 400."""
+    size = int(size_mib * MiB) - 64
+    body = b'{"origin":[0,0,1],"direction":[0,0,-1],"rays":[' + b"0," * (size // 2 - 40) + b'0]}'
+    status, _, peak = d.measure("POST", "/v1/meshes/none/raycast", body, "application/json")
+    print("%-12s body %7.2f MiB  status %d  peak +%7.1f MiB  = %5.2f x body  (stated cost)"
+          % ("query_zeros", len(body) / MiB, status, peak / MiB, peak / len(body)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
@@ -169,6 +179,8 @@ def main():
                      held / MiB, ratio, "ok" if ok else "OVER 4x" if barred else "over 4x (stated cost)"))
             d.request("DELETE", "/v1/meshes/m_" + kind)
             del body
+        if not only or "query_zeros" in only:
+            query_zeros(d, 16)
         if not only or "big_response" in only:
             good &= big_response(d, a.check)
     return 0 if good else 1
