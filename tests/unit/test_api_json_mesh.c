@@ -263,12 +263,12 @@ START_TEST(test_random_syntax)
 	size_t cut;
 	int i;
 
-	for (i = 0; i < 300; i++) {
+	for (i = 0; i < 120; i++) {
 		gen_body(&b, i & 1);
 		for (cut = 0; cut <= b.len; cut++)
 			compare(b.p, cut, 1000);
 	}
-	for (i = 0; i < 20000; i++) {
+	for (i = 0; i < 10000; i++) {
 		int e, nedits = 1 + (int)rnd_below(3);
 
 		gen_body(&b, i & 1);
