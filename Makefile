@@ -14,6 +14,8 @@
 #   make reliability   the longer reliability runs: 40 kill -9 rounds, 30 s of abusive
 #                      clients (6000 idle, 300 slowloris), 60 s per fuzz target
 #   make lint-spec     lint api/openapi.yaml (npx @redocly/cli)
+#   make stress        peak RSS per request kind (uploads, big response, soak summary)
+#   make soak          the 10-minute mixed-traffic soak (RSS must stay flat)
 #   make image         the container image from docker/Dockerfile (podman or docker)
 #
 # Top-level targets first install missing Debian packages (deps), then run a
@@ -192,3 +194,20 @@ image:
 
 clean:
 	rm -rf build
+
+# ---- memory (issue 10): peak RSS per request kind, and the long soak
+#   make stress   upload peaks (JSON/OBJ/STL, STRESS_MIB MiB bodies), the big
+#                 response, and a STRESS_SOAK_S-second soak summary
+#   make soak     the 10-minute mixed soak; fails past 5 % RSS growth after warm-up
+STRESS_MIB ?= 32
+STRESS_SOAK_S ?= 60
+SOAK_S ?= 600
+.PHONY: stress soak
+stress: deps
+	@$(MAKE) --no-print-directory $(BUILD)/collisiond
+	python3 tests/stress/mem_stress.py $(BUILD)/collisiond --size-mib $(STRESS_MIB) --check
+	python3 tests/stress/soak.py $(BUILD)/collisiond --phases 5 --phase-requests 300 --clients 4 --max-phase-growth 10
+	python3 tests/stress/soak.py $(BUILD)/collisiond --seconds $(STRESS_SOAK_S) --clients 4 --checkpoint 15 --settle 2.5 --warmup 0.2
+soak: deps
+	@$(MAKE) --no-print-directory $(BUILD)/collisiond
+	python3 tests/stress/soak.py $(BUILD)/collisiond --seconds $(SOAK_S) --clients 4 --args "--threads 8" --checkpoint 60 --settle 2.5 --warmup 0.2 --max-growth 5 --csv $(BUILD)/soak.csv

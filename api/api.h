@@ -26,6 +26,7 @@ struct api_limits {
 	size_t max_meshes;		/* meshes in the store, 0 = unlimited */
 	size_t max_body_mesh;		/* bytes of a mesh upload (256 MiB) */
 	size_t max_body_query;		/* bytes of any other body (16 MiB) */
+	size_t max_response_bytes;	/* bytes of a response body, 0 = no cap (64 MiB): 413 past it */
 };
 
 /* Limits of /v1/worlds (0 = unlimited); shots per request use max_batch. */

@@ -14,6 +14,13 @@ void buf_init(struct buf *b)
 	b->len = 0;
 	b->cap = 0;
 	b->oom = 0;
+	b->limit = 0;
+	b->over = 0;
+}
+
+void buf_set_limit(struct buf *b, size_t limit)
+{
+	b->limit = limit;
 }
 
 void buf_release(struct buf *b)
@@ -45,6 +52,10 @@ static int buf_grow(struct buf *b, size_t extra)
 		return -1;
 	if (extra > SIZE_MAX - b->len - 1)
 		goto out_oom;
+	if (b->limit && extra > (b->limit > b->len ? b->limit - b->len : 0)) {
+		b->over = 1;
+		goto out_oom;
+	}
 	need = b->len + extra + 1;
 	if (need <= b->cap)
 		return 0;
@@ -56,6 +67,8 @@ static int buf_grow(struct buf *b, size_t extra)
 		}
 		cap *= 2;
 	}
+	if (b->limit && b->limit < SIZE_MAX && cap > b->limit + 1)
+		cap = b->limit + 1;	/* need <= limit + 1 here */
 	p = realloc(b->data, cap);
 	if (!p)
 		goto out_oom;
@@ -67,9 +80,11 @@ out_oom:
 	return -1;
 }
 
-/* Make sure extra more bytes fit without another allocation. */
+/* Make sure extra more bytes fit without another allocation (as far as the cap allows). */
 void buf_reserve(struct buf *b, size_t extra)
 {
+	if (b->limit && extra > (b->limit > b->len ? b->limit - b->len : 0))
+		extra = b->limit > b->len ? b->limit - b->len : 0;
 	buf_grow(b, extra);
 }
 

@@ -4,6 +4,14 @@
  * Invariant: data[len] == '\0' whenever data != NULL. After an allocation
  * failure the buffer sets oom, keeps what it had, and ignores later appends;
  * callers check oom once at the end.
+ *
+ * A buffer may have a cap (limit, 0 = none; response bodies get the
+ * daemon's --max-response-bytes): an append that would take len past it sets
+ * over (and oom, so that every later append is ignored too) instead of
+ * growing, so a buffer never holds more than limit + 1 bytes nor allocates
+ * more than that. Appends reserve a few bytes ahead (a number reserves 32),
+ * so over may be set up to 32 bytes before the cap is reached exactly.
+ * buf_init and buf_release clear limit and over.
  */
 #ifndef API_BUF_H
 #define API_BUF_H
@@ -14,13 +22,18 @@
 struct buf {
 	char *data;
 	size_t len, cap;
-	int oom;
+	int oom;		/* an append failed: later ones are ignored */
+	size_t limit;		/* most bytes len may reach, 0 = no cap */
+	int over;		/* an append was refused by limit (oom is set too) */
 };
 
 void buf_init(struct buf *b);
 void buf_release(struct buf *b);		/* frees data; b can be reused after buf_init */
 char *buf_detach(struct buf *b, size_t *len);	/* hands data to the caller */
+/* Room for extra more bytes ahead of time (clamped to the cap: never sets over). */
 void buf_reserve(struct buf *b, size_t extra);
+/* Cap b at limit bytes (see above); 0 removes the cap. */
+void buf_set_limit(struct buf *b, size_t limit);
 void buf_append(struct buf *b, const void *p, size_t n);
 void buf_puts(struct buf *b, const char *s);
 void buf_putc(struct buf *b, char c);

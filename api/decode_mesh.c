@@ -9,6 +9,7 @@
 #include "decode.h"
 #include "decode_fields.h"
 #include "handlers.h"
+#include "json_mesh.h"
 
 
 /*
@@ -185,18 +186,11 @@ static const char *const stl_types[] = {
 enum api_err decode_mesh_upload(const char *content_type, const char *body, size_t len,
 				size_t max_tris, struct mesh_data *out, struct api_fail *f)
 {
-	struct json_arena arena = JSON_ARENA_INIT;
 	enum api_err e;
-	cJSON *root;
 
 	memset(out, 0, sizeof(*out));
-	if (api_media_type_is(content_type, json_types)) {
-		e = api_json_parse_in(body, len, &arena, &root, f);
-		if (!e)
-			e = decode_mesh_json(root, max_tris, out, f);
-		json_arena_release(&arena);
-		return e;
-	}
+	if (api_media_type_is(content_type, json_types))
+		return json_mesh_decode(body, len, max_tris, out, f);	/* streamed, no tree */
 	if (api_media_type_is(content_type, obj_types))
 		e = obj_parse(body ? body : "", len, max_tris, out, f);
 	else if (api_media_type_is(content_type, stl_types))

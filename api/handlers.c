@@ -7,6 +7,7 @@
 
 #include "encode.h"
 #include "handlers.h"
+#include "response_cap.h"
 
 /* Sent when not even an error body can be allocated. */
 static const char oom_body[] =
@@ -238,7 +239,10 @@ void api_handle(const struct api_ctx *ctx, const struct api_request *req, struct
 		api_respond_error(resp, API_UNSUPPORTED_MEDIA_TYPE, msg);
 		return;
 	}
+	buf_set_limit(&resp->body, ctx->limits.max_response_bytes);	/* see buf.h */
 	handlers[m.op](ctx, req, &m, resp);
-	if (resp->body.oom)
+	if (resp->body.over)
+		api_respond_over_cap(resp, ctx->limits.max_response_bytes);
+	else if (resp->body.oom)
 		respond_oom(resp);
 }

@@ -1,8 +1,5 @@
 /* json.c - strict JSON parser building cJSON-compatible trees in an arena. */
-#include <float.h>
 #include <limits.h>
-#include <locale.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,133 +90,55 @@ static void *arena_alloc(struct json_arena *a, size_t size, size_t align, size_t
 	return c->data + pad;
 }
 
-/* ---- numbers */
+/* ---- the cursor: RFC 8259 checks shared by the tree parser and json_cursor_* */
 
-static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
-static locale_t c_locale;	/* written once under c_locale_once, then read-only */
-
-static void c_locale_init(void)
+void json_cursor_init(struct json_cursor *c, const char *buf, size_t len)
 {
-	c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+	c->s = (const unsigned char *)buf;
+	c->n = buf ? len : 0;
+	c->i = 0;
+	c->err = API_OK;
+	c->why = NULL;
 }
 
-/* Exactly representable powers of ten: 10^22 is the last one (5^22 < 2^53). */
-static const double pow10_exact[] = {
-	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-};
-
-/*
- * Clinger's fast path (W. D. Clinger, "How to read floating point numbers
- * accurately", PLDI 1990): with an integer mantissa m <= 2^53 and |e| <= 22
- * both m and 10^|e| are exact doubles, so one IEEE multiplication or division
- * gives the correctly rounded m * 10^e, which is what glibc's strtod returns.
- * Needs double arithmetic without excess precision (FLT_EVAL_METHOD 0) and
- * round-to-nearest (the daemon never changes the rounding mode).
- */
-static int number_fast(const char *s, size_t len, double *out)
+int json_cursor_fail(struct json_cursor *c, enum api_err e, const char *why)
 {
-#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
-	uint64_t m = 0;
-	size_t i = 0;
-	int neg = 0, nd = 0, e10 = 0, ex = 0, eneg = 0;
-	double d;
-
-	if (s[i] == '-') {
-		neg = 1;
-		i++;
-	}
-	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-		if (m || s[i] != '0') {
-			if (++nd > 19)
-				return -1;
-			m = m * 10 + (uint64_t)(s[i] - '0');
-		}
-	}
-	if (i < len && s[i] == '.') {
-		for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-			if (m || s[i] != '0') {
-				if (++nd > 19)
-					return -1;
-				m = m * 10 + (uint64_t)(s[i] - '0');
-			}
-			e10--;
-		}
-	}
-	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-		i++;
-		if (i < len && (s[i] == '+' || s[i] == '-'))
-			eneg = s[i++] == '-';
-		for (; i < len; i++) {
-			if (ex < 100000)
-				ex = ex * 10 + (s[i] - '0');
-		}
-	}
-	if (m == 0) {
-		*out = neg ? -0.0 : 0.0;
-		return 0;
-	}
-	e10 += eneg ? -ex : ex;
-	if (m > (UINT64_C(1) << 53) || e10 < -22 || e10 > 22)
-		return -1;
-	d = (double)m;
-	d = e10 >= 0 ? d * pow10_exact[e10] : d / pow10_exact[-e10];
-	*out = neg ? -d : d;
-	return 0;
-#else
+	c->err = e;
+	c->why = why;
 	return -1;
-#endif
 }
 
-int json_number(const char *s, size_t len, double *out)
+static void skip_ws(struct json_cursor *c)
 {
-	char tmp[JSON_MAX_NUMBER_LEN + 1];
+	while (c->i < c->n) {
+		unsigned char ch = c->s[c->i];
 
-	if (number_fast(s, len, out) == 0)
-		return 0;
-	if (pthread_once(&c_locale_once, c_locale_init) || c_locale == (locale_t)0)
-		return -1;
-	if (len > JSON_MAX_NUMBER_LEN)
-		len = JSON_MAX_NUMBER_LEN;
-	memcpy(tmp, s, len);
-	tmp[len] = '\0';
-	*out = strtod_l(tmp, NULL, c_locale);
-	return 0;
+		if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+			break;
+		c->i++;
+	}
 }
 
-/* ---- the parser: RFC 8259, strict, one pass */
+int json_cursor_next(struct json_cursor *c)
+{
+	skip_ws(c);
+	if (c->i >= c->n)
+		return json_cursor_fail(c, API_INVALID_JSON, "unexpected end of input");
+	return c->s[c->i];
+}
+
+/* ---- the tree parser: RFC 8259, strict, one pass */
 
 struct jparse {
-	const unsigned char *s;
-	size_t n, i;
+	struct json_cursor c;
 	struct json_arena *a;
 	size_t hint;		/* first chunk size */
-	enum api_err err;
-	const char *why;
 };
 
 static void *fail(struct jparse *j, enum api_err e, const char *why)
 {
-	j->err = e;
-	j->why = why;
+	json_cursor_fail(&j->c, e, why);
 	return NULL;
-}
-
-static int check_fail(struct jparse *j, enum api_err e, const char *why)
-{
-	fail(j, e, why);
-	return -1;
-}
-
-static void skip_ws(struct jparse *j)
-{
-	while (j->i < j->n) {
-		unsigned char c = j->s[j->i];
-
-		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-			break;
-		j->i++;
-	}
 }
 
 static cJSON *new_node(struct jparse *j, int type)
@@ -274,60 +193,60 @@ static size_t utf8_len(const unsigned char *p, size_t left)
 	return 0;
 }
 
-/* Check the string at j->i (its opening quote); *escaped when it has any. */
-static int check_string(struct jparse *j, int *escaped)
+/* Check the string at c->i (its opening quote); *escaped when it has any. */
+static int check_string(struct json_cursor *c, int *escaped)
 {
 	*escaped = 0;
-	j->i++;	/* the opening quote */
+	c->i++;	/* the opening quote */
 	for (;;) {
-		unsigned char c;
+		unsigned char ch;
 
-		if (j->i >= j->n)
-			return check_fail(j, API_INVALID_JSON, "unterminated string");
-		c = j->s[j->i];
-		if (c == '"') {
-			j->i++;
+		if (c->i >= c->n)
+			return json_cursor_fail(c, API_INVALID_JSON, "unterminated string");
+		ch = c->s[c->i];
+		if (ch == '"') {
+			c->i++;
 			return 0;
 		}
-		if (c < 0x20)
-			return check_fail(j, API_INVALID_JSON, "raw control character in a string");
-		if (c >= 0x80) {
-			size_t l = utf8_len(j->s + j->i, j->n - j->i);
+		if (ch < 0x20)
+			return json_cursor_fail(c, API_INVALID_JSON, "raw control character in a string");
+		if (ch >= 0x80) {
+			size_t l = utf8_len(c->s + c->i, c->n - c->i);
 
 			if (!l)
-				return check_fail(j, API_INVALID_JSON, "invalid UTF-8");
-			j->i += l;
+				return json_cursor_fail(c, API_INVALID_JSON, "invalid UTF-8");
+			c->i += l;
 			continue;
 		}
-		if (c != '\\') {
-			j->i++;
+		if (ch != '\\') {
+			c->i++;
 			continue;
 		}
 		*escaped = 1;
-		if (j->i + 1 >= j->n)
-			return check_fail(j, API_INVALID_JSON, "unterminated string");
-		c = j->s[j->i + 1];
-		if (c == 'u') {
+		if (c->i + 1 >= c->n)
+			return json_cursor_fail(c, API_INVALID_JSON, "unterminated string");
+		ch = c->s[c->i + 1];
+		if (ch == 'u') {
 			unsigned u, lo;
 
-			if (j->i + 6 > j->n || hex4(j->s + j->i + 2, &u))
-				return check_fail(j, API_INVALID_JSON, "bad \\u escape");
+			if (c->i + 6 > c->n || hex4(c->s + c->i + 2, &u))
+				return json_cursor_fail(c, API_INVALID_JSON, "bad \\u escape");
 			if (u == 0)
-				return check_fail(j, API_INVALID_REQUEST, "\\u0000 is not allowed in strings");
+				return json_cursor_fail(c, API_INVALID_REQUEST, "\\u0000 is not allowed in strings");
 			if (u >= 0xdc00 && u <= 0xdfff)
-				return check_fail(j, API_INVALID_JSON, "lone low surrogate");
+				return json_cursor_fail(c, API_INVALID_JSON, "lone low surrogate");
 			if (u >= 0xd800 && u <= 0xdbff) {
-				if (j->i + 12 > j->n || j->s[j->i + 6] != '\\' || j->s[j->i + 7] != 'u' ||
-				    hex4(j->s + j->i + 8, &lo) || lo < 0xdc00 || lo > 0xdfff)
-					return check_fail(j, API_INVALID_JSON, "lone high surrogate");
-				j->i += 6;
+				if (c->i + 12 > c->n || c->s[c->i + 6] != '\\' || c->s[c->i + 7] != 'u' ||
+				    hex4(c->s + c->i + 8, &lo) || lo < 0xdc00 || lo > 0xdfff)
+					return json_cursor_fail(c, API_INVALID_JSON, "lone high surrogate");
+				c->i += 6;
 			}
-			j->i += 6;
+			c->i += 6;
 			continue;
 		}
-		if (!strchr("\"\\/bfnrt", c) || c == 0)
-			return check_fail(j, API_INVALID_JSON, "bad escape");
-		j->i += 2;
+		if (!strchr("\"\\/bfnrt", ch) || ch == 0)
+			return json_cursor_fail(c, API_INVALID_JSON, "bad escape");
+		c->i += 2;
 	}
 }
 
@@ -380,73 +299,109 @@ static size_t unescape(const unsigned char *s, size_t len, char *out)
 	return o;
 }
 
-/* The string at j->i, unescaped into the arena; NULL on failure. */
+/* The string at j->c.i, unescaped into the arena; NULL on failure. */
 static char *parse_string(struct jparse *j)
 {
-	size_t start = j->i + 1, len;
+	size_t start = j->c.i + 1, len;
 	int escaped;
 	char *out;
 
-	if (check_string(j, &escaped))
+	if (check_string(&j->c, &escaped))
 		return NULL;
-	len = j->i - 1 - start;	/* unescaping never lengthens: \uXXXX is 6 bytes, <= 4 of UTF-8 */
+	len = j->c.i - 1 - start;	/* unescaping never lengthens: \uXXXX is 6 bytes, <= 4 of UTF-8 */
 	out = arena_alloc(j->a, len + 1, 1, j->hint);
 	if (!out)
 		return fail(j, API_INTERNAL, "out of memory");
 	if (escaped)
-		len = unescape(j->s + start, len, out);
+		len = unescape(j->c.s + start, len, out);
 	else
-		memcpy(out, j->s + start, len);
+		memcpy(out, j->c.s + start, len);
 	out[len] = '\0';
 	return out;
 }
 
-static int is_digit(unsigned char c)
+int json_cursor_string(struct json_cursor *c, char *buf, size_t cap, char **out, size_t *outlen)
 {
-	return c >= '0' && c <= '9';
+	size_t start = c->i + 1, len;
+	int escaped;
+	char *o = buf;
+
+	*out = NULL;
+	if (c->i >= c->n || c->s[c->i] != '"')
+		return json_cursor_fail(c, API_INVALID_JSON, "expected a string");
+	if (check_string(c, &escaped))
+		return -1;
+	len = c->i - 1 - start;
+	if (len >= cap) {
+		o = malloc(len + 1);
+		if (!o)
+			return json_cursor_fail(c, API_INTERNAL, "out of memory");
+	}
+	if (escaped)
+		len = unescape(c->s + start, len, o);
+	else
+		memcpy(o, c->s + start, len);
+	o[len] = '\0';
+	*out = o;
+	*outlen = len;
+	return 0;
+}
+
+static int is_digit(unsigned char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+int json_cursor_number(struct json_cursor *c, double *out)
+{
+	size_t start = c->i;
+	const unsigned char *s = c->s;
+
+	if (c->i < c->n && s[c->i] == '-')
+		c->i++;
+	if (c->i >= c->n || !is_digit(s[c->i]))
+		return json_cursor_fail(c, API_INVALID_JSON, "a number needs digits");
+	if (s[c->i] == '0') {
+		c->i++;
+		if (c->i < c->n && is_digit(s[c->i]))
+			return json_cursor_fail(c, API_INVALID_JSON, "leading zero in a number");
+	} else {
+		while (c->i < c->n && is_digit(s[c->i]))
+			c->i++;
+	}
+	if (c->i < c->n && s[c->i] == '.') {
+		c->i++;
+		if (c->i >= c->n || !is_digit(s[c->i]))
+			return json_cursor_fail(c, API_INVALID_JSON, "digits must follow the decimal point");
+		while (c->i < c->n && is_digit(s[c->i]))
+			c->i++;
+	}
+	if (c->i < c->n && (s[c->i] == 'e' || s[c->i] == 'E')) {
+		c->i++;
+		if (c->i < c->n && (s[c->i] == '+' || s[c->i] == '-'))
+			c->i++;
+		if (c->i >= c->n || !is_digit(s[c->i]))
+			return json_cursor_fail(c, API_INVALID_JSON, "digits must follow the exponent");
+		while (c->i < c->n && is_digit(s[c->i]))
+			c->i++;
+	}
+	if (c->i - start > JSON_MAX_NUMBER_LEN) {
+		c->i = start;
+		return json_cursor_fail(c, API_INVALID_REQUEST,
+					"numbers longer than 63 characters are not accepted");
+	}
+	if (json_number((const char *)s + start, c->i - start, out))
+		return json_cursor_fail(c, API_INTERNAL, "out of memory");
+	return 0;
 }
 
 static cJSON *parse_number(struct jparse *j)
 {
-	size_t start = j->i;
-	const unsigned char *s = j->s;
 	cJSON *item;
 	double d;
 
-	if (j->i < j->n && s[j->i] == '-')
-		j->i++;
-	if (j->i >= j->n || !is_digit(s[j->i]))
-		return fail(j, API_INVALID_JSON, "a number needs digits");
-	if (s[j->i] == '0') {
-		j->i++;
-		if (j->i < j->n && is_digit(s[j->i]))
-			return fail(j, API_INVALID_JSON, "leading zero in a number");
-	} else {
-		while (j->i < j->n && is_digit(s[j->i]))
-			j->i++;
-	}
-	if (j->i < j->n && s[j->i] == '.') {
-		j->i++;
-		if (j->i >= j->n || !is_digit(s[j->i]))
-			return fail(j, API_INVALID_JSON, "digits must follow the decimal point");
-		while (j->i < j->n && is_digit(s[j->i]))
-			j->i++;
-	}
-	if (j->i < j->n && (s[j->i] == 'e' || s[j->i] == 'E')) {
-		j->i++;
-		if (j->i < j->n && (s[j->i] == '+' || s[j->i] == '-'))
-			j->i++;
-		if (j->i >= j->n || !is_digit(s[j->i]))
-			return fail(j, API_INVALID_JSON, "digits must follow the exponent");
-		while (j->i < j->n && is_digit(s[j->i]))
-			j->i++;
-	}
-	if (j->i - start > JSON_MAX_NUMBER_LEN) {
-		j->i = start;
-		return fail(j, API_INVALID_REQUEST, "numbers longer than 63 characters are not accepted");
-	}
-	if (json_number((const char *)s + start, j->i - start, &d))
-		return fail(j, API_INTERNAL, "out of memory");
+	if (json_cursor_number(&j->c, &d))
+		return NULL;
 	item = new_node(j, cJSON_Number);
 	if (!item)
 		return NULL;
@@ -461,14 +416,22 @@ static cJSON *parse_number(struct jparse *j)
 	return item;
 }
 
-static cJSON *parse_literal(struct jparse *j, const char *lit, int type)
+static int check_literal(struct json_cursor *c, const char *lit)
 {
 	size_t l = strlen(lit);
+
+	if (c->n - c->i < l || memcmp(c->s + c->i, lit, l))
+		return json_cursor_fail(c, API_INVALID_JSON, "unexpected character");
+	c->i += l;
+	return 0;
+}
+
+static cJSON *parse_literal(struct jparse *j, const char *lit, int type)
+{
 	cJSON *item;
 
-	if (j->n - j->i < l || memcmp(j->s + j->i, lit, l))
-		return fail(j, API_INVALID_JSON, "unexpected character");
-	j->i += l;
+	if (check_literal(&j->c, lit))
+		return NULL;
 	item = new_node(j, type);
 	if (item && type == cJSON_True)
 		item->valueint = 1;
@@ -477,37 +440,39 @@ static cJSON *parse_literal(struct jparse *j, const char *lit, int type)
 
 static cJSON *parse_value(struct jparse *j, int depth);
 
-/* An array or object at j->i; children linked as cJSON links them. */
+/* An array or object at j->c.i; children linked as cJSON links them. */
 static cJSON *parse_container(struct jparse *j, int depth)
 {
-	unsigned char open = j->s[j->i], close = open == '{' ? '}' : ']';
+	struct json_cursor *c = &j->c;
+	unsigned char open = c->s[c->i], close = open == '{' ? '}' : ']';
 	cJSON *item, *head = NULL, *last = NULL, *child;
+	int r;
 
 	if (depth >= JSON_MAX_DEPTH)
 		return fail(j, API_INVALID_REQUEST, "nested deeper than 64 levels");
 	item = new_node(j, open == '{' ? cJSON_Object : cJSON_Array);
 	if (!item)
 		return NULL;
-	j->i++;
-	skip_ws(j);
-	if (j->i < j->n && j->s[j->i] == close) {
-		j->i++;
+	c->i++;
+	skip_ws(c);
+	if (c->i < c->n && c->s[c->i] == close) {
+		c->i++;
 		return item;
 	}
 	for (;;) {
 		char *key = NULL;
 
 		if (open == '{') {
-			skip_ws(j);
-			if (j->i >= j->n || j->s[j->i] != '"')
+			skip_ws(c);
+			if (c->i >= c->n || c->s[c->i] != '"')
 				return fail(j, API_INVALID_JSON, "expected a key string");
 			key = parse_string(j);
 			if (!key)
 				return NULL;
-			skip_ws(j);
-			if (j->i >= j->n || j->s[j->i] != ':')
+			skip_ws(c);
+			if (c->i >= c->n || c->s[c->i] != ':')
 				return fail(j, API_INVALID_JSON, "expected ':'");
-			j->i++;
+			c->i++;
 		}
 		child = parse_value(j, depth + 1);
 		if (!child)
@@ -520,35 +485,45 @@ static cJSON *parse_container(struct jparse *j, int depth)
 			head = child;
 		}
 		last = child;
-		skip_ws(j);
-		if (j->i >= j->n)
-			return fail(j, API_INVALID_JSON, "unexpected end of input");
-		if (j->s[j->i] == close) {
-			j->i++;
+		r = json_cursor_end_member(c, close);
+		if (r < 0)
+			return NULL;
+		if (r)
 			break;
-		}
-		if (j->s[j->i] != ',')
-			return fail(j, API_INVALID_JSON,
-				    close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
-		j->i++;
 	}
 	head->prev = last;	/* cJSON 1.7.15: the first element's prev is the last */
 	item->child = head;
 	return item;
 }
 
+int json_cursor_end_member(struct json_cursor *c, unsigned char close)
+{
+	skip_ws(c);
+	if (c->i >= c->n)
+		return json_cursor_fail(c, API_INVALID_JSON, "unexpected end of input");
+	if (c->s[c->i] == close) {
+		c->i++;
+		return 1;
+	}
+	if (c->s[c->i] != ',')
+		return json_cursor_fail(c, API_INVALID_JSON,
+					close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+	c->i++;
+	return 0;
+}
+
 static cJSON *parse_value(struct jparse *j, int depth)
 {
-	unsigned char c;
+	struct json_cursor *c = &j->c;
+	int ch;
 	cJSON *item;
 
-	skip_ws(j);
-	if (j->i >= j->n)
-		return fail(j, API_INVALID_JSON, "unexpected end of input");
-	c = j->s[j->i];
-	if (c == '{' || c == '[')
+	ch = json_cursor_next(c);
+	if (ch < 0)
+		return NULL;
+	if (ch == '{' || ch == '[')
 		return parse_container(j, depth);
-	if (c == '"') {
+	if (ch == '"') {
 		char *str = parse_string(j);
 
 		if (!str)
@@ -558,41 +533,110 @@ static cJSON *parse_value(struct jparse *j, int depth)
 			item->valuestring = str;
 		return item;
 	}
-	if (c == '-' || is_digit(c))
+	if (ch == '-' || is_digit((unsigned char)ch))
 		return parse_number(j);
-	if (c == 't')
+	if (ch == 't')
 		return parse_literal(j, "true", cJSON_True);
-	if (c == 'f')
+	if (ch == 'f')
 		return parse_literal(j, "false", cJSON_False);
-	if (c == 'n')
+	if (ch == 'n')
 		return parse_literal(j, "null", cJSON_NULL);
 	return fail(j, API_INVALID_JSON, "unexpected character");
+}
+
+/* json_cursor_skip for an array or object at c->i. */
+static int skip_container(struct json_cursor *c, int depth)
+{
+	unsigned char open = c->s[c->i], close = open == '{' ? '}' : ']';
+	int r;
+
+	if (depth >= JSON_MAX_DEPTH)
+		return json_cursor_fail(c, API_INVALID_REQUEST, "nested deeper than 64 levels");
+	c->i++;
+	skip_ws(c);
+	if (c->i < c->n && c->s[c->i] == close) {
+		c->i++;
+		return 0;
+	}
+	for (;;) {
+		if (open == '{') {
+			int escaped;
+
+			skip_ws(c);
+			if (c->i >= c->n || c->s[c->i] != '"')
+				return json_cursor_fail(c, API_INVALID_JSON, "expected a key string");
+			if (check_string(c, &escaped))
+				return -1;
+			skip_ws(c);
+			if (c->i >= c->n || c->s[c->i] != ':')
+				return json_cursor_fail(c, API_INVALID_JSON, "expected ':'");
+			c->i++;
+		}
+		if (json_cursor_skip(c, depth + 1))
+			return -1;
+		r = json_cursor_end_member(c, close);
+		if (r < 0)
+			return -1;
+		if (r)
+			return 0;
+	}
+}
+
+int json_cursor_skip(struct json_cursor *c, int depth)
+{
+	int ch = json_cursor_next(c), escaped;
+
+	if (ch < 0)
+		return -1;
+	if (ch == '{' || ch == '[')
+		return skip_container(c, depth);
+	if (ch == '"')
+		return check_string(c, &escaped);
+	if (ch == '-' || is_digit((unsigned char)ch)) {
+		double d;
+
+		return json_cursor_number(c, &d);
+	}
+	if (ch == 't')
+		return check_literal(c, "true");
+	if (ch == 'f')
+		return check_literal(c, "false");
+	if (ch == 'n')
+		return check_literal(c, "null");
+	return json_cursor_fail(c, API_INVALID_JSON, "unexpected character");
+}
+
+int json_cursor_finish(struct json_cursor *c)
+{
+	skip_ws(c);
+	if (c->i < c->n)
+		return json_cursor_fail(c, API_INVALID_JSON, "unexpected data after the JSON value");
+	return 0;
 }
 
 enum api_err json_parse(const char *buf, size_t len, struct json_arena *a, cJSON **out,
 			size_t *off, const char **why)
 {
-	struct jparse j = { (const unsigned char *)buf, buf ? len : 0, 0, a, CHUNK_MIN,
-			    API_OK, NULL };
+	struct jparse j;
 	cJSON *root;
 
+	json_cursor_init(&j.c, buf, len);
+	j.a = a;
+	j.hint = CHUNK_MIN;
 	*out = NULL;
 	*off = 0;
 	*why = NULL;
-	if (j.n <= (CHUNK_MAX - CHUNK_MIN) / NODES_PER_BYTE)
-		j.hint = j.n * NODES_PER_BYTE + CHUNK_MIN;
+	if (j.c.n <= (CHUNK_MAX - CHUNK_MIN) / NODES_PER_BYTE)
+		j.hint = j.c.n * NODES_PER_BYTE + CHUNK_MIN;
 	else
 		j.hint = CHUNK_MAX;
 	root = parse_value(&j, 0);
-	if (root) {
-		skip_ws(&j);
-		if (j.i < j.n)
-			fail(&j, API_INVALID_JSON, "unexpected data after the JSON value");
-	}
-	if (j.why) {
-		*off = j.i;
-		*why = j.why;
-		return j.err;
+	if (root)
+		json_cursor_finish(&j.c);
+	if (j.c.why) {
+		*off = j.c.i;
+		*why = j.c.why;
+		return j.c.err;
 	}
 	*out = root;
 	return API_OK;

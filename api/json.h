@@ -63,4 +63,45 @@ size_t json_arena_chunks(const struct json_arena *a);
  */
 int json_number(const char *s, size_t len, double *out);
 
+/*
+ * Reading a body without building a tree (api/json_mesh.c streams mesh
+ * uploads this way). A cursor walks buf[0..len); the functions below check
+ * exactly what json_parse() checks and fail with the same message at the
+ * same offset: on failure they return -1 with c->err and c->why set
+ * (API_INVALID_JSON, API_INVALID_REQUEST, or API_INTERNAL "out of memory")
+ * and c->i the byte offset the message refers to. Once failed, a cursor is
+ * not used again.
+ */
+struct json_cursor {
+	const unsigned char *s;
+	size_t n, i;		/* body length, position */
+	enum api_err err;	/* API_OK until a step fails */
+	const char *why;	/* static message of the failure */
+};
+
+void json_cursor_init(struct json_cursor *c, const char *buf, size_t len);
+/* Set the failure (err, why) at the current offset; returns -1. */
+int json_cursor_fail(struct json_cursor *c, enum api_err e, const char *why);
+/* Skip whitespace; the next byte, or -1 ("unexpected end of input") at the end. */
+int json_cursor_next(struct json_cursor *c);
+/* The number at c->i ('-' or a digit) into *out, as json_parse reads it. */
+int json_cursor_number(struct json_cursor *c, double *out);
+/*
+ * The string at c->i (its opening quote), unescaped and NUL-terminated:
+ * into buf when it has fewer than cap bytes, else into a malloc'd copy.
+ * *out is the one used (the caller frees it when it is not buf), *len its
+ * length.
+ */
+int json_cursor_string(struct json_cursor *c, char *buf, size_t cap, char **out, size_t *len);
+/* Skip one value whose nesting depth is depth (the root is 0), checked. */
+int json_cursor_skip(struct json_cursor *c, int depth);
+/*
+ * After a member of an array (close ']') or object (close '}'): skip
+ * whitespace and the ',' (returns 0: another member follows) or the close
+ * (returns 1: the container ended); -1 on anything else.
+ */
+int json_cursor_end_member(struct json_cursor *c, unsigned char close);
+/* After the root value: only whitespace may follow. 0 or -1. */
+int json_cursor_finish(struct json_cursor *c);
+
 #endif

@@ -40,6 +40,8 @@ const char config_usage[] =
 	"  --max-world-entities N   entities per snapshot (1024)\n"
 	"  --max-world-hitboxes N   hitboxes per snapshot, all entities (65536)\n"
 	"  --max-world-snapshots N  snapshots one world keeps, >= 2 (256)\n"
+	"  --max-response-bytes SIZE  largest response body; a bigger answer is\n"
+	"                           413 payload_too_large (64M, at least 1K)\n"
 	"  --tls-cert FILE          serve HTTPS with this PEM certificate (chain)\n"
 	"  --tls-key FILE           ... and this PEM private key\n"
 	"  --log-level LEVEL        debug, info, warn or error (info);\n"
@@ -92,6 +94,7 @@ static const struct opt opts[] = {
 	{ "max-world-entities", OPT_COUNT, F(max_world_entities), 1, UINT32_MAX >> 1 },
 	{ "max-world-hitboxes", OPT_COUNT, F(max_world_hitboxes), 1, UINT32_MAX >> 1 },
 	{ "max-world-snapshots", OPT_COUNT, F(max_world_snapshots), 2, 1u << 20 },
+	{ "max-response-bytes", OPT_COUNT, F(max_response_bytes), 1024, SIZE_MAX },
 	{ "tls-cert", OPT_PATH, F(tls_cert), 0, 0 },
 	{ "tls-key", OPT_PATH, F(tls_key), 0, 0 },
 	{ "log-level", OPT_LEVEL, F(log_level), 0, 0 },
@@ -124,6 +127,7 @@ void config_defaults(struct config *cfg)
 	cfg->max_world_entities = 1024;
 	cfg->max_world_hitboxes = 65536;
 	cfg->max_world_snapshots = 256;
+	cfg->max_response_bytes = (size_t)64 << 20;
 	cfg->log_level = LOG_INFO;
 	cfg->connection_timeout = 30;
 	cfg->header_timeout = 60;	/* nginx client_header_timeout */

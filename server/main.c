@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "api.h"
 #include "batch.h"
 #include "config.h"
@@ -75,6 +76,7 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 		log_msg(log, LOG_ERROR, "out of memory");
 		goto out_free_store;
 	}
+	api.limits.max_response_bytes = cfg->max_response_bytes;
 	api.openapi_yaml = openapi_yaml;
 	api.openapi_len = openapi_yaml_len;
 	/* big batches: the calling thread plus threads - 1 workers */
@@ -139,6 +141,7 @@ out_free_metrics:
 
 int main(int argc, char **argv)
 {
+	struct alloc_trimmer *trimmer = NULL;
 	struct config cfg;
 	struct log *log;
 	sigset_t sigs;
@@ -163,6 +166,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	alloc_tune();	/* malloc parameters, before any thread (alloc.h) */
 	/* Before any thread exists, so that all of them inherit the mask. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
@@ -176,7 +180,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "collisiond: cannot start logging\n");
 		goto out_release_config;
 	}
+	if (alloc_trimmer_start(&trimmer))
+		fprintf(stderr, "collisiond: cannot start the malloc_trim thread (running without)\n");
 	status = run(&cfg, log, &sigs);
+	alloc_trimmer_stop(trimmer);
 	log_stop(log);
 out_release_config:
 	free(log);

@@ -30,7 +30,7 @@ static void setup(void)
 
 	memset(&ctx, 0, sizeof(ctx));
 	ck_assert_int_eq(store_new(&ctx.store), CORE_OK);
-	ctx.limits = (struct api_limits){ 4, 100, 3, 0, 1 << 20, 1 << 20 };
+	ctx.limits = (struct api_limits){ 4, 100, 3, 0, 1 << 20, 1 << 20, 0 };
 	call_n("PUT", "/v1/meshes/cube", "application/json", cube_json, strlen(cube_json), &r);
 	ck_assert_int_eq(r.status, 201);
 	api_response_release(&r);

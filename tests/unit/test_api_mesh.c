@@ -46,7 +46,7 @@ static void setup(void)
 	memset(&ctx, 0, sizeof(ctx));
 	memset(&plog, 0, sizeof(plog));
 	ck_assert_int_eq(store_new(&ctx.store), CORE_OK);
-	ctx.limits = (struct api_limits){ 65536, 16u << 20, 65536, 0, 1u << 28, 1u << 24 };
+	ctx.limits = (struct api_limits){ 65536, 16u << 20, 65536, 0, 1u << 28, 1u << 24, 0 };
 }
 
 static void teardown(void)

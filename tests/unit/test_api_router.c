@@ -14,7 +14,7 @@ static void setup(void)
 {
 	memset(&ctx, 0, sizeof(ctx));
 	ck_assert_int_eq(store_new(&ctx.store), CORE_OK);
-	ctx.limits = (struct api_limits){ 65536, 16u << 20, 65536, 0, 1000, 500 };
+	ctx.limits = (struct api_limits){ 65536, 16u << 20, 65536, 0, 1000, 500, 0 };
 	ctx.openapi_yaml = "openapi: 3.1.0\n";
 	ctx.openapi_len = strlen(ctx.openapi_yaml);
 }
