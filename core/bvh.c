@@ -1,13 +1,18 @@
-/* bvh.c - binned SAH construction of a 4-wide BVH.
+/* bvh.c - binned SAH construction of an 8-wide BVH.
  *
  * Top-down: a node's primitive range is split in two by the binned surface
  * area heuristic (Wald 2007, "On fast Construction of SAH-based Bounding
  * Volume Hierarchies"; 16 bins on each axis), then the child with the largest
- * surface area is split again until the node has four children or none is
+ * surface area is split again until the node has eight children or none is
  * worth splitting (the SAH cost of a leaf is no higher than that of a split
- * and it holds at most BVH_LEAF_MAX primitives).
+ * and it holds at most BVH_LEAF_MAX primitives). Below depth MEDIAN_DEPTH the
+ * splits are object medians instead, so the depth stays under BVH_MAX_DEPTH
+ * whatever the geometry (bvh.h). Large meshes build their top-level subtrees
+ * on several threads (each into its own node array, joined at the end).
  */
 #include <float.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,9 +56,11 @@ struct range {
 };
 
 struct builder {
-	struct prim *p;
-	struct bvh4_node *nodes;
+	struct prim *p;		/* shared by the workers: each owns its ranges */
+	struct bvh_node *nodes;
 	size_t nnodes, cap;
+	unsigned depth;		/* deepest task seen */
+	uint32_t id;		/* worker number */
 };
 
 static void box_empty(struct box *b)
@@ -104,7 +111,7 @@ static int new_node(struct builder *bd, uint32_t *out)
 {
 	if (bd->nnodes == bd->cap) {
 		size_t nc = bd->cap ? bd->cap * 2 : 64;
-		struct bvh4_node *nn;
+		struct bvh_node *nn;
 
 		if (nc > SIZE_MAX / sizeof(*nn) || nc > UINT32_MAX)
 			return -1;
@@ -315,7 +322,7 @@ static int split_range(struct builder *bd, const struct range *r, struct range *
 	return 1;
 }
 
-static void set_child(struct bvh4_node *nd, int s, const struct box *b, uint32_t child,
+static void set_child(struct bvh_node *nd, int s, const struct box *b, uint32_t child,
 		      uint32_t count)
 {
 	for (int k = 0; k < 3; k++) {
@@ -326,7 +333,7 @@ static void set_child(struct bvh4_node *nd, int s, const struct box *b, uint32_t
 	nd->count[s] = count;
 }
 
-static void set_empty(struct bvh4_node *nd, int s)
+static void set_empty(struct bvh_node *nd, int s)
 {
 	for (int k = 0; k < 3; k++) {
 		nd->lo[k][s] = FLT_MAX;
@@ -336,88 +343,172 @@ static void set_empty(struct bvh4_node *nd, int s)
 	nd->count[s] = 0;
 }
 
+/* Reorder p[0, n) so that p[k] has the k-th smallest centroid on axis and
+ * none before it is larger, none after it smaller (Hoare's quickselect). */
+static void select_nth(struct prim *p, int64_t n, int64_t k, int axis)
+{
+	int64_t lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		float pivot = cen2(&p[lo + (hi - lo) / 2], axis);
+		int64_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (cen2(&p[i], axis) < pivot)
+				i++;
+			while (cen2(&p[j], axis) > pivot)
+				j--;
+			if (i <= j) {
+				struct prim t = p[i];
+
+				p[i++] = p[j];
+				p[j--] = t;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+}
+
+/* Split r (more than one primitive) at its object median on the widest
+ * centroid axis: each half holds at most ceil(n / 2) primitives. */
+static void split_median(struct builder *bd, const struct range *r, struct range *l,
+			 struct range *rr)
+{
+	uint32_t n = r->end - r->begin, i, mid = n / 2;
+	struct prim *base = bd->p + r->begin;
+	float cmin[3] = { FLT_MAX, FLT_MAX, FLT_MAX }, cmax[3] = { -FLT_MAX, -FLT_MAX, -FLT_MAX };
+	int w = 0;
+
+	for (i = 0; i < n; i++) {
+		for (int k = 0; k < 3; k++) {
+			cmin[k] = MINF(cmin[k], cen2(&base[i], k));
+			cmax[k] = MAXF(cmax[k], cen2(&base[i], k));
+		}
+	}
+	for (int k = 1; k < 3; k++)
+		if (cmax[k] - cmin[k] > cmax[w] - cmin[w])
+			w = k;
+	select_nth(base, n, mid, w);
+	l->begin = r->begin;
+	l->end = r->begin + mid;
+	rr->begin = r->begin + mid;
+	rr->end = r->end;
+	box_empty(&l->bounds);
+	box_empty(&rr->bounds);
+	for (i = l->begin; i < l->end; i++)
+		box_grow_prim(&l->bounds, &bd->p[i]);
+	for (i = rr->begin; i < rr->end; i++)
+		box_grow_prim(&rr->bounds, &bd->p[i]);
+	l->final = rr->final = 0;
+}
+
+/* A node to fill: node (an index in the builder's array; for a deferred
+ * task, parent and slot say where the subtree hangs instead) over range r,
+ * depth nodes below the root inclusive. */
 struct task {
-	uint32_t node;
+	uint32_t node, parent, slot, owner;
+	unsigned depth;
 	struct range r;
 };
 
-enum core_result bvh_build(const vec3 *lo, const vec3 *hi, size_t n, struct bvh *out,
-			   uint32_t **order)
+struct tasks {
+	struct task *v;
+	size_t n, cap;
+};
+
+static int tasks_push(struct tasks *t, const struct task *x)
 {
-	struct builder bd = { 0 };
-	struct task *stack = NULL;
-	size_t sp = 0, scap = 0, i;
-	struct range root;
-	uint32_t rootnode;
+	if (t->n == t->cap) {
+		size_t nc = t->cap ? 2 * t->cap : 64;
+		struct task *nv;
 
-	if (n == 0 || n > UINT32_MAX / 2)
-		return CORE_EINVAL;
-	if (n > SIZE_MAX / sizeof(*bd.p))
-		return CORE_ETOOBIG;
-	bd.p = malloc(sizeof(*bd.p) * n);
-	if (!bd.p)
-		goto out_nomem;
-	box_empty(&root.bounds);
-	for (i = 0; i < n; i++) {
-		struct prim *p = &bd.p[i];
-
-		p->lo[0] = lo[i].x; p->lo[1] = lo[i].y; p->lo[2] = lo[i].z;
-		p->hi[0] = hi[i].x; p->hi[1] = hi[i].y; p->hi[2] = hi[i].z;
-		p->id = (uint32_t)i;
-		p->pad = 0;
-		box_grow_prim(&root.bounds, p);
+		if (nc > SIZE_MAX / sizeof(*nv))
+			return -1;
+		nv = realloc(t->v, nc * sizeof(*nv));
+		if (!nv)
+			return -1;
+		t->v = nv;
+		t->cap = nc;
 	}
-	root.begin = 0;
-	root.end = (uint32_t)n;
-	root.final = 0;
-	if (new_node(&bd, &rootnode))
-		goto out_nomem;
-	scap = 64;
-	stack = malloc(scap * sizeof(*stack));
-	if (!stack)
-		goto out_nomem;
-	stack[sp++] = (struct task){ rootnode, root };
-	while (sp) {
-		struct task t = stack[--sp];
-		struct range ch[4];
-		int nch = 1;
+	t->v[t->n++] = *x;
+	return 0;
+}
 
-		ch[0] = t.r;
-		while (nch < 4) {
-			int pick = -1;
-			float best = -1;
-			struct range a, b;
+/* Below this depth the splits are object medians (see bvh.h): from there
+ * every level halves the count, and 2^28 primitives need at most 26 more. */
+#define MEDIAN_DEPTH (BVH_MAX_DEPTH - 32)
+_Static_assert(BVH_MAX_DEPTH - MEDIAN_DEPTH > 28 - 3 + 1, "median levels cover 2^28 primitives");
 
-			for (int c = 0; c < nch; c++) {
-				float ar = box_area(&ch[c].bounds);
+/* Split t's range into up to BVH_WIDTH children (ch), largest area first. */
+static int split_children(struct builder *bd, const struct task *t, struct range ch[BVH_WIDTH])
+{
+	int nch = 1, median = t->depth >= MEDIAN_DEPTH;
 
-				if (!ch[c].final && ch[c].end - ch[c].begin > 1 && ar > best) {
-					best = ar;
-					pick = c;
-				}
+	ch[0] = t->r;
+	while (nch < BVH_WIDTH) {
+		int pick = -1;
+		float best = -1;
+		struct range a, b;
+
+		for (int c = 0; c < nch; c++) {
+			uint32_t cnt = ch[c].end - ch[c].begin;
+			float key = median ? (float)cnt : box_area(&ch[c].bounds);
+
+			if (!ch[c].final && cnt > (median ? BVH_LEAF_MAX : 1) && key > best) {
+				best = key;
+				pick = c;
 			}
-			if (pick < 0)
-				break;
-			if (!split_range(&bd, &ch[pick], &a, &b)) {
-				ch[pick].final = 1;
-				continue;
-			}
-			ch[pick] = a;
-			ch[nch++] = b;
 		}
-		if (nch == 1) {
-			/* the root itself is a leaf */
-			set_child(&bd.nodes[t.node], 0, &ch[0].bounds, ch[0].begin,
-				  ch[0].end - ch[0].begin);
-			for (int s = 1; s < 4; s++)
-				set_empty(&bd.nodes[t.node], s);
+		if (pick < 0)
+			break;
+		if (median) {
+			split_median(bd, &ch[pick], &a, &b);
+		} else if (!split_range(bd, &ch[pick], &a, &b)) {
+			ch[pick].final = 1;
 			continue;
 		}
-		for (int c = 0; c < 4; c++) {
+		ch[pick] = a;
+		ch[nch++] = b;
+	}
+	return nch;
+}
+
+/*
+ * Build the subtree of stack's tasks into bd. Inner children with at most
+ * defer_max primitives go to *deferred (not allocated, parent and slot set)
+ * when deferred is not NULL. Returns -1 when out of memory.
+ */
+static int build_tasks(struct builder *bd, struct tasks *stack, struct tasks *deferred,
+		       uint32_t defer_max)
+{
+	while (stack->n) {
+		struct task t = stack->v[--stack->n];
+		struct range ch[BVH_WIDTH];
+		struct bvh_node *nd;
+		int nch;
+
+		if (t.depth > bd->depth)
+			bd->depth = t.depth;
+		nch = split_children(bd, &t, ch);
+		nd = &bd->nodes[t.node];
+		if (nch == 1) {
+			/* the root itself is a leaf */
+			set_child(nd, 0, &ch[0].bounds, ch[0].begin, ch[0].end - ch[0].begin);
+			for (int s = 1; s < BVH_WIDTH; s++)
+				set_empty(nd, s);
+			continue;
+		}
+		for (int c = 0; c < BVH_WIDTH; c++) {
 			uint32_t cnt, child;
+			struct task sub;
 
 			if (c >= nch) {
-				set_empty(&bd.nodes[t.node], c);
+				set_empty(&bd->nodes[t.node], c);
 				continue;
 			}
 			cnt = ch[c].end - ch[c].begin;
@@ -425,37 +516,203 @@ enum core_result bvh_build(const vec3 *lo, const vec3 *hi, size_t n, struct bvh 
 				/* small enough for a leaf: a node only if SAH splits it */
 				struct range l, r;
 
-				ch[c].final = !split_range(&bd, &ch[c], &l, &r);
+				ch[c].final = t.depth + 1 >= MEDIAN_DEPTH ||
+					      !split_range(bd, &ch[c], &l, &r);
 			}
 			if (ch[c].final || cnt == 1) {
-				set_child(&bd.nodes[t.node], c, &ch[c].bounds, ch[c].begin, cnt);
+				set_child(&bd->nodes[t.node], c, &ch[c].bounds, ch[c].begin, cnt);
 				continue;
 			}
-			if (new_node(&bd, &child))
-				goto out_nomem;
-			set_child(&bd.nodes[t.node], c, &ch[c].bounds, child, 0);
-			if (sp == scap) {
-				struct task *ns = realloc(stack, 2 * scap * sizeof(*stack));
-
-				if (!ns)
-					goto out_nomem;
-				stack = ns;
-				scap *= 2;
+			sub = (struct task){ 0, t.node, (uint32_t)c, 0, t.depth + 1, ch[c] };
+			if (deferred && cnt <= defer_max) {
+				/* box now, subtree later (the child index is set at the join) */
+				set_child(&bd->nodes[t.node], c, &ch[c].bounds, BVH_EMPTY, 0);
+				if (tasks_push(deferred, &sub))
+					return -1;
+				continue;
 			}
-			stack[sp++] = (struct task){ child, ch[c] };
+			if (new_node(bd, &child))
+				return -1;
+			set_child(&bd->nodes[t.node], c, &ch[c].bounds, child, 0);
+			sub.node = child;
+			if (tasks_push(stack, &sub))
+				return -1;
 		}
 	}
-	free(stack);
+	return 0;
+}
+
+/* ---- the threaded part: deferred subtrees, biggest first */
+#define PAR_MIN_PRIMS 100000	/* below this, one thread builds it all */
+#define MAX_THREADS 16
+
+struct worker {
+	struct builder bd;
+	struct tasks stack;
+	struct tasks *jobs;
+	atomic_size_t *next;
+	int failed;
+};
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+
+	for (;;) {
+		size_t i = atomic_fetch_add(w->next, 1);
+		struct task *job;
+
+		if (i >= w->jobs->n)
+			break;
+		job = &w->jobs->v[i];
+		if (new_node(&w->bd, &job->node)) {
+			w->failed = 1;
+			break;
+		}
+		job->owner = w->bd.id;
+		w->stack.n = 0;
+		if (tasks_push(&w->stack, job) || build_tasks(&w->bd, &w->stack, NULL, 0)) {
+			w->failed = 1;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static int cmp_task_size(const void *a, const void *b)
+{
+	const struct task *x = a, *y = b;
+	uint32_t nx = x->r.end - x->r.begin, ny = y->r.end - y->r.begin;
+
+	return nx > ny ? -1 : nx < ny;
+}
+
+/*
+ * Build the deferred subtrees on nthreads threads (the caller's included),
+ * then append their nodes to main's array and hang them where they belong.
+ */
+static int build_deferred(struct builder *main, struct tasks *jobs, int nthreads)
+{
+	struct worker w[MAX_THREADS];
+	pthread_t tid[MAX_THREADS];
+	int started[MAX_THREADS] = { 0 }, rc = 0;
+	atomic_size_t next;
+	size_t total = main->nnodes, base[MAX_THREADS];
+
+	qsort(jobs->v, jobs->n, sizeof(*jobs->v), cmp_task_size);
+	atomic_init(&next, 0);
+	for (int i = 0; i < nthreads; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].bd.p = main->p;
+		w[i].bd.id = (uint32_t)i;
+		w[i].jobs = jobs;
+		w[i].next = &next;
+	}
+	for (int i = 1; i < nthreads; i++)
+		started[i] = pthread_create(&tid[i], NULL, worker_run, &w[i]) == 0;
+	worker_run(&w[0]);	/* the caller works too; a thread that did not start is no loss */
+	for (int i = 1; i < nthreads; i++)
+		if (started[i])
+			pthread_join(tid[i], NULL);
+	for (int i = 0; i < nthreads; i++) {
+		rc |= w[i].failed;
+		base[i] = total;
+		total += w[i].bd.nnodes;
+		if (w[i].bd.depth > main->depth)
+			main->depth = w[i].bd.depth;
+	}
+	if (!rc && atomic_load(&next) < jobs->n)
+		rc = 1;		/* cannot happen: the caller drains the queue */
+	if (!rc && (total > UINT32_MAX || total > SIZE_MAX / sizeof(*main->nodes)))
+		rc = 1;
+	if (!rc) {
+		struct bvh_node *nn = realloc(main->nodes, total * sizeof(*nn));
+
+		if (!nn) {
+			rc = 1;
+		} else {
+			main->nodes = nn;
+			main->cap = total;
+		}
+	}
+	for (int i = 0; i < nthreads && !rc; i++) {
+		struct bvh_node *dst = main->nodes + base[i];
+
+		memcpy(dst, w[i].bd.nodes, w[i].bd.nnodes * sizeof(*dst));
+		for (size_t k = 0; k < w[i].bd.nnodes; k++)
+			for (int s = 0; s < BVH_WIDTH; s++)
+				if (dst[k].count[s] == 0 && dst[k].child[s] != BVH_EMPTY)
+					dst[k].child[s] += (uint32_t)base[i];
+	}
+	if (!rc) {
+		for (size_t j = 0; j < jobs->n; j++) {
+			const struct task *t = &jobs->v[j];
+
+			main->nodes[t->parent].child[t->slot] = (uint32_t)base[t->owner] + t->node;
+		}
+		main->nnodes = total;
+	}
+	for (int i = 0; i < nthreads; i++) {
+		free(w[i].bd.nodes);
+		free(w[i].stack.v);
+	}
+	return rc ? -1 : 0;
+}
+
+enum core_result bvh_build(const vec3 *lo, const vec3 *hi, size_t n, int threads,
+			   struct bvh *out, uint32_t **order)
+{
+	struct builder bd = { 0 };
+	struct tasks stack = { 0 }, jobs = { 0 };
+	struct task root = { 0 };
+	size_t i;
+
+	if (n == 0 || n > UINT32_MAX / 2)
+		return CORE_EINVAL;
+	if (n > SIZE_MAX / sizeof(*bd.p))
+		return CORE_ETOOBIG;
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	if (threads < 1 || n < PAR_MIN_PRIMS)
+		threads = 1;
+	bd.p = malloc(sizeof(*bd.p) * n);
+	if (!bd.p)
+		goto out_nomem;
+	box_empty(&root.r.bounds);
+	for (i = 0; i < n; i++) {
+		struct prim *p = &bd.p[i];
+
+		p->lo[0] = lo[i].x; p->lo[1] = lo[i].y; p->lo[2] = lo[i].z;
+		p->hi[0] = hi[i].x; p->hi[1] = hi[i].y; p->hi[2] = hi[i].z;
+		p->id = (uint32_t)i;
+		p->pad = 0;
+		box_grow_prim(&root.r.bounds, p);
+	}
+	root.r.begin = 0;
+	root.r.end = (uint32_t)n;
+	root.depth = 1;
+	if (new_node(&bd, &root.node) || tasks_push(&stack, &root))
+		goto out_nomem;
+	/* with threads: the top levels here, subtrees of at most n / (4 threads)
+	 * primitives deferred to the workers */
+	if (build_tasks(&bd, &stack, threads > 1 ? &jobs : NULL,
+			(uint32_t)(n / (4 * (size_t)threads))))
+		goto out_nomem;
+	if (jobs.n && build_deferred(&bd, &jobs, threads))
+		goto out_nomem;
+	free(stack.v);
+	free(jobs.v);
 	{
-		struct bvh4_node *shrunk = realloc(bd.nodes, bd.nnodes * sizeof(*shrunk));
+		struct bvh_node *shrunk = realloc(bd.nodes, bd.nnodes * sizeof(*shrunk));
 
 		out->nodes = shrunk ? shrunk : bd.nodes;
 	}
 	out->nnodes = bd.nnodes;
-	out->lo = v3(pad_down(root.bounds.lo[0]), pad_down(root.bounds.lo[1]),
-		     pad_down(root.bounds.lo[2]));
-	out->hi = v3(pad_up(root.bounds.hi[0]), pad_up(root.bounds.hi[1]),
-		     pad_up(root.bounds.hi[2]));
+	out->depth = bd.depth;
+	out->lo = v3(pad_down(root.r.bounds.lo[0]), pad_down(root.r.bounds.lo[1]),
+		     pad_down(root.r.bounds.lo[2]));
+	out->hi = v3(pad_up(root.r.bounds.hi[0]), pad_up(root.r.bounds.hi[1]),
+		     pad_up(root.r.bounds.hi[2]));
 	/* the primitive records become the leaf order */
 	{
 		uint32_t *ord = (uint32_t *)bd.p;
@@ -469,7 +726,8 @@ enum core_result bvh_build(const vec3 *lo, const vec3 *hi, size_t n, struct bvh 
 	return CORE_OK;
 
 out_nomem:
-	free(stack);
+	free(stack.v);
+	free(jobs.v);
 	free(bd.p);
 	free(bd.nodes);
 	return CORE_ENOMEM;

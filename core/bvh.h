@@ -1,12 +1,18 @@
-/* bvh.h - a 4-wide bounding volume hierarchy over triangles (internal to core/).
+/* bvh.h - an 8-wide bounding volume hierarchy over triangles (internal to core/).
  *
- * Nodes are 128 bytes, structure-of-arrays over their four children, so one
- * node visit tests four boxes at once (tinybvh's and Embree's BVH4 layout).
- * A child slot is an inner node (count 0, child = node index), a leaf
- * (count > 0, child = first primitive in build order), or empty (count 0,
- * child = BVH_EMPTY, inverted box that no ray meets). Node 0 is the root.
- * Boxes are padded outwards by a relative 2^-20 so that rounding in the slab
- * test can never cull a box that a ray touches (see bvh.c).
+ * Nodes are 256 bytes, structure-of-arrays over their eight children, so one
+ * node visit tests eight boxes at once with AVX2, or two halves of four with
+ * SSE2 (Embree's BVH8 layout). A child slot is an inner node (count 0, child
+ * = node index), a leaf (count > 0, child = first primitive in build order),
+ * or empty (count 0, child = BVH_EMPTY, inverted box that no ray meets).
+ * Node 0 is the root. Boxes are padded outwards by a relative 2^-20 so that
+ * rounding in the slab test can never cull a box that a ray touches (see
+ * bvh.c).
+ *
+ * Depth: no path from the root to a leaf has more than BVH_MAX_DEPTH nodes
+ * (bvh_build switches to median splits before the limit, which halve the
+ * primitive count at every level), so a traversal stack of
+ * BVH_STACK_MAX = BVH_MAX_DEPTH * (BVH_WIDTH - 1) + 1 entries never fills.
  */
 #ifndef CORE_BVH_H
 #define CORE_BVH_H
@@ -17,29 +23,38 @@
 #include "core.h"
 #include "vec.h"
 
+#define BVH_WIDTH 8
 #define BVH_EMPTY UINT32_MAX
 #define BVH_LEAF_MAX 8
+#define BVH_MAX_DEPTH 64
+#define BVH_STACK_MAX (BVH_MAX_DEPTH * (BVH_WIDTH - 1) + 1)
 
-struct bvh4_node {
-	float lo[3][4];		/* lo[axis][child] */
-	float hi[3][4];
-	uint32_t child[4];
-	uint32_t count[4];
+struct bvh_node {
+	float lo[3][BVH_WIDTH];		/* lo[axis][child] */
+	float hi[3][BVH_WIDTH];
+	uint32_t child[BVH_WIDTH];
+	uint32_t count[BVH_WIDTH];
 };
 
+_Static_assert(sizeof(struct bvh_node) == 256, "a BVH node is four cache lines");
+_Static_assert(offsetof(struct bvh_node, hi) == 3 * BVH_WIDTH * sizeof(float),
+	       "lo and hi are one float[6][BVH_WIDTH] (raycast picks planes by row)");
+
 struct bvh {
-	struct bvh4_node *nodes;
+	struct bvh_node *nodes;
 	size_t nnodes;
+	unsigned depth;		/* nodes on the longest root-to-leaf path */
 	vec3 lo, hi;		/* root bounds (padded) */
 };
 
 /*
  * Build over n primitives given by their boxes (lo[i], hi[i]). On success
  * *order (malloc'd, n entries) lists the primitives in leaf order: leaves
- * refer to ranges of it. n >= 1. CORE_ENOMEM possible. 
+ * refer to ranges of it. n >= 1. threads: how many threads may share the
+ * work (1 = the caller's only; large meshes only). CORE_ENOMEM possible.
  */
-enum core_result bvh_build(const vec3 *lo, const vec3 *hi, size_t n, struct bvh *out,
-			   uint32_t **order);
+enum core_result bvh_build(const vec3 *lo, const vec3 *hi, size_t n, int threads,
+			   struct bvh *out, uint32_t **order);
 void bvh_release(struct bvh *b);
 
 #endif

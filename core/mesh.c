@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "exact.h"
 #include "mesh_impl.h"
@@ -126,6 +127,14 @@ static uint32_t make_matrix(const double a[3], const double b[3], const double c
 	return flags;
 }
 
+/* Threads for the BVH build of a large mesh: the machine's, at most 8. */
+static int build_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
 /* Exact zero-area test, with a cheap double filter in front of it. */
 static int degenerate(vec3 a, vec3 b, vec3 c)
 {
@@ -155,7 +164,8 @@ enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 	if (nvert == 0 || ntri == 0)
 		return CORE_EEMPTY;
 	if (ntri > MESH_MAX_TRIANGLES || nvert > UINT32_MAX ||
-	    nvert > SIZE_MAX / (3 * sizeof(float)) || ntri > SIZE_MAX / sizeof(struct prim_rec))
+	    nvert > SIZE_MAX / (3 * sizeof(float)) ||
+	    ntri / PRIM_LANES + 2 > SIZE_MAX / sizeof(struct prim_block))
 		return CORE_ETOOBIG;
 	for (i = 0; i < 3 * nvert; i++)
 		if (!isfinite(xyz[i]))
@@ -209,17 +219,21 @@ enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 	}
 	m->nprim = np;
 	if (np) {
-		rc = bvh_build(plo, phi, np, &m->bvh, &order);
+		size_t nblocks = np / PRIM_LANES + 2;
+
+		rc = bvh_build(plo, phi, np, build_threads(), &m->bvh, &order);
 		if (rc != CORE_OK)
 			goto out_free;
-		m->prims = malloc(sizeof(*m->prims) * np);
+		m->prims = calloc(nblocks, sizeof(*m->prims));
 		rc = CORE_ENOMEM;
 		if (!m->prims)
 			goto out_free;
 		for (i = 0; i < np; i++) {
 			uint32_t tri = prims[order[i]];
 			const uint32_t *t = m->idx + 3 * (size_t)tri;
+			struct prim_block *blk = &m->prims[i / PRIM_LANES];
 			double p[3][3];
+			float mat[9];
 
 			for (int v = 0; v < 3; v++) {
 				const float *q = m->xyz + 3 * (size_t)t[v];
@@ -228,13 +242,13 @@ enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 				p[v][1] = (double)q[1] - m->center.y;
 				p[v][2] = (double)q[2] - m->center.z;
 			}
-			m->prims[i].id = (tri << PRIM_SHIFT) |
-					 make_matrix(p[0], p[1], p[2], m->prims[i].mat);
+			blk->id[i % PRIM_LANES] = (tri << PRIM_SHIFT) | make_matrix(p[0], p[1], p[2], mat);
+			for (int q = 0; q < 9; q++)
+				blk->mat[q][i % PRIM_LANES] = mat[q];
 		}
+		m->memory_bytes += sizeof(*m->prims) * nblocks + sizeof(struct bvh_node) * m->bvh.nnodes;
 	}
-	m->memory_bytes = sizeof(*m) + 3 * sizeof(float) * nvert + 3 * sizeof(uint32_t) * ntri +
-			  sizeof(*m->prims) * np +
-			  sizeof(struct bvh4_node) * m->bvh.nnodes;
+	m->memory_bytes += sizeof(*m) + 3 * sizeof(float) * nvert + 3 * sizeof(uint32_t) * ntri;
 	free(order);
 	free(prims);
 	free(plo);
