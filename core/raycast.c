@@ -97,8 +97,8 @@ static int tri_exact(const struct mesh *m, const struct rq *q, uint32_t rec, str
 	vec3 a, b, cc;
 
 	mesh_triangle(m, tri, &a, &b, &cc);
-	if (!exact_ray_triangle(q->o, q->d, q->tmax, a, b, cc, 0, &h))
-		return 0;
+	if (!exact_ray_triangle(q->o, q->d, q->tmax, a, b, cc, 0, &h) || !(h.t <= FLT_MAX))
+		return 0;	/* no hit, or none at a float distance (mesh.h) */
 	c->front = h.front ^ q->flip;
 	if (q->cull && !c->front)
 		return 0;
