@@ -25,11 +25,12 @@
 
 #define NBINS 16
 #define BIG_RANGE 4096	/* above this, bin one axis only */
-/* The cost of visiting a node relative to one triangle test. 3 keeps leaves
- * near 4 triangles and the mesh under 72 bytes per triangle; 1 saves ~20% of
- * instructions per ray but costs ~90 bytes per triangle (measured with
- * callgrind on the harness's level and bunny). */
-#define COST_TRAVERSAL 3.0f
+/* The cost of visiting a node relative to one triangle test. With 8-wide
+ * nodes and leaves tested eight lanes at once, 4 keeps leaves near 5-6
+ * triangles and the mesh near 70 bytes per triangle; 2 doubles the node
+ * count (87 B/tri) and 3 to 6 cost the same instructions per ray within 2%
+ * (callgrind on the harness's level and bunny_sub4). */
+#define COST_TRAVERSAL 4.0f
 
 /* fminf/fmaxf honour NaN and are library calls without -ffast-math; boxes
  * hold no NaN, so plain comparisons (one minss/maxss each) do. */
@@ -113,7 +114,7 @@ static int new_node(struct builder *bd, uint32_t *out)
 		size_t nc = bd->cap ? bd->cap * 2 : 64;
 		struct bvh_node *nn;
 
-		if (nc > SIZE_MAX / sizeof(*nn) || nc > UINT32_MAX)
+		if (nc > SIZE_MAX / sizeof(*nn) || nc > (size_t)1 << (32 - BVH_REF_SHIFT))
 			return -1;
 		nn = realloc(bd->nodes, nc * sizeof(*nn));
 		if (!nn)
@@ -329,8 +330,7 @@ static void set_child(struct bvh_node *nd, int s, const struct box *b, uint32_t 
 		nd->lo[k][s] = pad_down(b->lo[k]);
 		nd->hi[k][s] = pad_up(b->hi[k]);
 	}
-	nd->child[s] = child;
-	nd->count[s] = count;
+	nd->ref[s] = child << BVH_REF_SHIFT | count;
 }
 
 static void set_empty(struct bvh_node *nd, int s)
@@ -339,8 +339,7 @@ static void set_empty(struct bvh_node *nd, int s)
 		nd->lo[k][s] = FLT_MAX;
 		nd->hi[k][s] = -FLT_MAX;
 	}
-	nd->child[s] = BVH_EMPTY;
-	nd->count[s] = 0;
+	nd->ref[s] = BVH_EMPTY;
 }
 
 /* Reorder p[0, n) so that p[k] has the k-th smallest centroid on axis and
@@ -641,14 +640,15 @@ static int build_deferred(struct builder *main, struct tasks *jobs, int nthreads
 		memcpy(dst, w[i].bd.nodes, w[i].bd.nnodes * sizeof(*dst));
 		for (size_t k = 0; k < w[i].bd.nnodes; k++)
 			for (int s = 0; s < BVH_WIDTH; s++)
-				if (dst[k].count[s] == 0 && dst[k].child[s] != BVH_EMPTY)
-					dst[k].child[s] += (uint32_t)base[i];
+				if (bvh_ref_count(dst[k].ref[s]) == 0 && dst[k].ref[s] != BVH_EMPTY)
+					dst[k].ref[s] += (uint32_t)base[i] << BVH_REF_SHIFT;
 	}
 	if (!rc) {
 		for (size_t j = 0; j < jobs->n; j++) {
 			const struct task *t = &jobs->v[j];
 
-			main->nodes[t->parent].child[t->slot] = (uint32_t)base[t->owner] + t->node;
+			main->nodes[t->parent].ref[t->slot] = ((uint32_t)base[t->owner] + t->node)
+							       << BVH_REF_SHIFT;
 		}
 		main->nnodes = total;
 	}
@@ -667,7 +667,7 @@ enum core_result bvh_build(const vec3 *lo, const vec3 *hi, size_t n, int threads
 	struct task root = { 0 };
 	size_t i;
 
-	if (n == 0 || n > UINT32_MAX / 2)
+	if (n == 0 || n > (size_t)1 << (32 - BVH_REF_SHIFT))
 		return CORE_EINVAL;
 	if (n > SIZE_MAX / sizeof(*bd.p))
 		return CORE_ETOOBIG;

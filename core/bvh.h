@@ -1,11 +1,11 @@
 /* bvh.h - an 8-wide bounding volume hierarchy over triangles (internal to core/).
  *
- * Nodes are 256 bytes, structure-of-arrays over their eight children, so one
+ * Nodes are 224 bytes, structure-of-arrays over their eight children, so one
  * node visit tests eight boxes at once with AVX2, or two halves of four with
- * SSE2 (Embree's BVH8 layout). A child slot is an inner node (count 0, child
- * = node index), a leaf (count > 0, child = first primitive in build order),
- * or empty (count 0, child = BVH_EMPTY, inverted box that no ray meets).
- * Node 0 is the root. Boxes are padded outwards by a relative 2^-20 so that
+ * SSE2 (Embree's BVH8 layout). A child slot's ref packs an index and a count
+ * (bvh_ref_*): an inner node (count 0, index = node), a leaf (count 1 ..
+ * BVH_LEAF_MAX, index = first primitive in build order), or empty (ref
+ * BVH_EMPTY, inverted box that no ray meets). Node 0 is the root. Boxes are padded outwards by a relative 2^-20 so that
  * rounding in the slab test can never cull a box that a ray touches (see
  * bvh.c).
  *
@@ -24,7 +24,8 @@
 #include "vec.h"
 
 #define BVH_WIDTH 8
-#define BVH_EMPTY UINT32_MAX
+#define BVH_EMPTY 0u	/* node 0 is the root, never a child */
+#define BVH_REF_SHIFT 4	/* count in the low bits, index above: 2^28 of each */
 #define BVH_LEAF_MAX 8
 #define BVH_MAX_DEPTH 64
 #define BVH_STACK_MAX (BVH_MAX_DEPTH * (BVH_WIDTH - 1) + 1)
@@ -32,11 +33,14 @@
 struct bvh_node {
 	float lo[3][BVH_WIDTH];		/* lo[axis][child] */
 	float hi[3][BVH_WIDTH];
-	uint32_t child[BVH_WIDTH];
-	uint32_t count[BVH_WIDTH];
+	uint32_t ref[BVH_WIDTH];	/* index << BVH_REF_SHIFT | count */
 };
 
-_Static_assert(sizeof(struct bvh_node) == 256, "a BVH node is four cache lines");
+_Static_assert(sizeof(struct bvh_node) == 224, "a BVH node is 3.5 cache lines");
+_Static_assert(BVH_LEAF_MAX < (1 << BVH_REF_SHIFT), "a leaf's count fits its ref");
+
+static inline uint32_t bvh_ref_count(uint32_t ref) { return ref & ((1u << BVH_REF_SHIFT) - 1); }
+static inline uint32_t bvh_ref_index(uint32_t ref) { return ref >> BVH_REF_SHIFT; }
 _Static_assert(offsetof(struct bvh_node, hi) == 3 * BVH_WIDTH * sizeof(float),
 	       "lo and hi are one float[6][BVH_WIDTH] (raycast picks planes by row)");
 
@@ -50,7 +54,7 @@ struct bvh {
 /*
  * Build over n primitives given by their boxes (lo[i], hi[i]). On success
  * *order (malloc'd, n entries) lists the primitives in leaf order: leaves
- * refer to ranges of it. n >= 1. threads: how many threads may share the
+ * refer to ranges of it. 1 <= n <= 2^28 (CORE_EINVAL otherwise). threads: how many threads may share the
  * work (1 = the caller's only; large meshes only). CORE_ENOMEM possible.
  */
 enum core_result bvh_build(const vec3 *lo, const vec3 *hi, size_t n, int threads,

@@ -83,9 +83,10 @@ enum core_result mesh_overlap_obb(const struct mesh *m, const struct obb *b,
 		const struct bvh_node *nd = &m->bvh.nodes[stack[--sp]];
 
 		for (int c = 0; c < BVH_WIDTH; c++) {
+			uint32_t ref = nd->ref[c], first = bvh_ref_index(ref), cnt = bvh_ref_count(ref);
 			vec3 lo, hi;
 
-			if (nd->count[c] == 0 && nd->child[c] == BVH_EMPTY)
+			if (ref == BVH_EMPTY)
 				continue;
 			lo = v3(nd->lo[0][c], nd->lo[1][c], nd->lo[2][c]);
 			hi = v3(nd->hi[0][c], nd->hi[1][c], nd->hi[2][c]);
@@ -94,7 +95,7 @@ enum core_result mesh_overlap_obb(const struct mesh *m, const struct obb *b,
 				continue;
 			if (!obb_aabb_overlap(b, lo, hi))
 				continue;
-			if (nd->count[c] == 0) {
+			if (cnt == 0) {
 				/* at most BVH_WIDTH - 1 siblings wait per level
 				 * (bvh.h); a full stack would mean a broken tree:
 				 * answer by testing every triangle instead */
@@ -102,10 +103,10 @@ enum core_result mesh_overlap_obb(const struct mesh *m, const struct obb *b,
 					found.n = 0;
 					return overlap_all(m, b, &found, out, limit, count);
 				}
-				stack[sp++] = nd->child[c];
+				stack[sp++] = first;
 				continue;
 			}
-			for (uint32_t rec = nd->child[c]; rec < nd->child[c] + nd->count[c]; rec++) {
+			for (uint32_t rec = first; rec < first + cnt; rec++) {
 				uint32_t tri = prim_id(m, rec) >> PRIM_SHIFT;
 				vec3 p0, p1, p2;
 

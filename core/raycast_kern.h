@@ -20,6 +20,8 @@
  * where a value overflowed) goes to the exact test.
  */
 
+#include <string.h>
+
 struct kern_stack {
 	uint32_t child, count;
 	float tn, tf;
@@ -99,6 +101,8 @@ KFN static int kern_leaf(const struct mesh *m, const struct rq *q, struct collec
 		m_miss = M_AND(same, far);
 		m_slow = M_ANDNOT(far, same);
 		rest = M_NOT(same);
+		/* an overflowed or NaN value decides nothing: exact test */
+		fin = M_AND(M_AND(M_LT(aj, inf), M_LT(ak, inf)), M_LT(ez, inf));
 		den = V_SUB(zj, zk);
 		ad = V_ABS(den);
 		/* the crossing's true fraction lies in [(|zj|-ez) / (|den|+2ez),
@@ -111,6 +115,8 @@ KFN static int kern_leaf(const struct mesh *m, const struct rq *q, struct collec
 				    V_MUL(vtleaf, V_SUB(ad, V_MUL(two, ez)))));
 		m_miss = M_OR(m_miss, M_AND(rest, M_OR(beyond, before)));
 		rest = M_ANDNOT(M_OR(beyond, before), rest);
+		if (!((unsigned)M_BITS(M_OR(M_OR(exact, M_NOT(fin)), M_OR(rest, m_slow))) & valid))
+			continue;	/* every lane a certain miss already */
 		uj = V_ADD(V_ADD(V_MUL(r0, J0), V_MUL(r1, J1)), r2);
 		uk = V_ADD(V_ADD(V_MUL(r0, K0), V_MUL(r1, K1)), r2);
 		vj = V_ADD(V_ADD(V_MUL(r3, J0), V_MUL(r4, J1)), r5);
@@ -143,9 +149,7 @@ KFN static int kern_leaf(const struct mesh *m, const struct rq *q, struct collec
 			m_miss = M_OR(m_miss, M_ANDNOT(front, rest));
 			rest = M_AND(rest, front);
 		}
-		/* an overflowed or NaN value decides nothing: exact test */
-		fin = M_AND(M_AND(M_AND(M_LT(aj, inf), M_LT(ak, inf)), M_AND(M_LT(ez, inf), M_LT(bW, inf))),
-			    M_LT(V_ABS(W), inf));
+		fin = M_AND(fin, M_AND(M_LT(bW, inf), M_LT(V_ABS(W), inf)));
 		slow = (unsigned)M_BITS(M_OR(exact, M_OR(M_NOT(fin), m_slow))) & valid;
 		hit = (unsigned)M_BITS(M_ANDNOT(exact, M_AND(fin, rest))) & valid;
 		(void)m_miss;	/* every other valid lane */
@@ -164,71 +168,91 @@ KFN static int kern_leaf(const struct mesh *m, const struct rq *q, struct collec
 }
 
 /*
- * Walk the BVH nearest child first, leaves feeding cl. The stack cannot
- * fill (bvh.h bounds the depth); if it ever did, the query starts over as a
- * scan of every primitive, so the answer is never cut short.
+ * Walk the BVH nearest child first, leaves feeding cl: the nearest child hit
+ * is visited next without going through the stack, the others wait on it
+ * sorted far to near. The stack cannot fill (bvh.h bounds the depth); if it
+ * ever did, the query starts over as a scan of every primitive, so the
+ * answer is never cut short.
  */
 KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl)
 {
 	struct kern_stack stack[BVH_STACK_MAX];
 	int sp = 0;
 	float tcur = q->L;
+	struct kern_stack cur = { 0, 0, 0, q->L };
 
-	stack[sp++] = (struct kern_stack){ 0, 0, 0, q->L };
-	while (sp) {
-		struct kern_stack e = stack[--sp];
-		const struct bvh_node *nd;
-		float tn[BVH_WIDTH], tf[BVH_WIDTH];
-		unsigned mask;
-		int order[BVH_WIDTH], no = 0;
-
-		if (e.tn > tcur)
-			continue;
-		if (e.count) {
-			if (kern_leaf(m, q, cl, e.child, e.count, e.tn, e.tf < tcur ? e.tf : tcur))
+	for (;;) {
+		if (cur.count) {
+			if (kern_leaf(m, q, cl, cur.child, cur.count, cur.tn,
+				      cur.tf < tcur ? cur.tf : tcur))
 				return;
 			if (cl->mode == HIT_CLOSEST && cl->found && cl->best.t < tcur)
 				tcur = cl->best.t;
-			continue;
-		}
-		nd = &m->bvh.nodes[e.child];
-		mask = kern_node(nd, q, tcur, tn, tf);
-		while (mask) {
-			int c = __builtin_ctz(mask), p = no++;
+		} else {
+			const struct bvh_node *nd = &m->bvh.nodes[cur.child];
+			float tn[BVH_WIDTH], tf[BVH_WIDTH];
+			unsigned mask = kern_node(nd, q, tcur, tn, tf);
 
-			mask &= mask - 1;
-			/* insertion by distance: order[] nearest first */
-			while (p > 0 && tn[order[p - 1]] > tn[c]) {
-				order[p] = order[p - 1];
-				p--;
+			if (mask) {
+				int c = __builtin_ctz(mask);
+
+				mask &= mask - 1;
+				if (mask) {
+					/* two or more: keys of distance bits and slot,
+					 * sorted far to near onto the stack */
+					uint32_t key[BVH_WIDTH];
+					int no = 0, base = sp;
+
+					mask |= 1u << c;
+					if (sp + BVH_WIDTH > BVH_STACK_MAX)
+						goto overflow;
+					while (mask) {
+						uint32_t bits;
+						int p;
+
+						c = __builtin_ctz(mask);
+						mask &= mask - 1;
+						/* tn >= 0: its bits order like its value */
+						memcpy(&bits, &tn[c], sizeof(bits));
+						bits = (bits & ~7u) | (uint32_t)c;
+						for (p = no++; p > 0 && key[p - 1] < bits; p--)
+							key[p] = key[p - 1];
+						key[p] = bits;
+					}
+					for (int i = 0; i < no - 1; i++) {
+						int ch = (int)(key[i] & 7);
+
+						uint32_t ref = nd->ref[ch];
+
+						stack[base + i] = (struct kern_stack){
+							bvh_ref_index(ref), bvh_ref_count(ref), tn[ch], tf[ch] };
+						if (!bvh_ref_count(ref)) {
+							const char *p = (const char *)&m->bvh.nodes[bvh_ref_index(ref)];
+
+							/* the whole node: four or five lines */
+							__builtin_prefetch(p);
+							__builtin_prefetch(p + 64);
+							__builtin_prefetch(p + 128);
+							__builtin_prefetch(p + 192);
+							__builtin_prefetch(p + sizeof(*nd) - 1);
+						}
+					}
+					sp = base + no - 1;
+					c = (int)(key[no - 1] & 7);
+				}
+				cur = (struct kern_stack){ bvh_ref_index(nd->ref[c]), bvh_ref_count(nd->ref[c]),
+							   tn[c], tf[c] };
+				continue;
 			}
-			order[p] = c;
 		}
-		if (sp + no > BVH_STACK_MAX) {
-			rc_collector_reset(cl);
-			kern_leaf(m, q, cl, 0, (uint32_t)m->nprim, 0, q->L);
-			return;
-		}
-		/* push far to near so the nearest pops first */
-		for (int i = no - 1; i >= 0; i--) {
-			int c = order[i];
-
-			stack[sp++] = (struct kern_stack){ nd->child[c], nd->count[c], tn[c], tf[c] };
-			if (!nd->count[c]) {
-				const char *p = (const char *)&m->bvh.nodes[nd->child[c]];
-
-				/* the whole node: its planes and children span four lines */
-				__builtin_prefetch(p);
-				__builtin_prefetch(p + 64);
-				__builtin_prefetch(p + 128);
-				__builtin_prefetch(p + 192);
-			} else {
-				const char *p = (const char *)&m->prims[nd->child[c] / PRIM_LANES];
-
-				__builtin_prefetch(p);
-				__builtin_prefetch(p + 64);
-				__builtin_prefetch(p + 128);
-			}
-		}
+		do {
+			if (!sp)
+				return;
+			cur = stack[--sp];
+		} while (cur.tn > tcur);
 	}
+
+overflow:
+	rc_collector_reset(cl);
+	kern_leaf(m, q, cl, 0, (uint32_t)m->nprim, 0, q->L);
 }
