@@ -41,14 +41,6 @@ struct box {
 	float lo[3], hi[3];
 };
 
-/* A primitive as the builder moves it: 32 bytes, partitioned in place so
- * that every binning pass reads memory in order. */
-struct prim {
-	float lo[3];
-	uint32_t id;
-	float hi[3];
-	float pad;
-};
 
 struct range {
 	uint32_t begin, end;
@@ -57,7 +49,7 @@ struct range {
 };
 
 struct builder {
-	struct prim *p;		/* shared by the workers: each owns its ranges */
+	struct bvh_prim *p;		/* shared by the workers: each owns its ranges */
 	struct bvh_node *nodes;
 	size_t nnodes, cap;
 	unsigned depth;		/* deepest task seen */
@@ -72,7 +64,7 @@ static void box_empty(struct box *b)
 	}
 }
 
-static void box_grow_prim(struct box *b, const struct prim *p)
+static void box_grow_prim(struct box *b, const struct bvh_prim *p)
 {
 	for (int k = 0; k < 3; k++) {
 		b->lo[k] = MINF(b->lo[k], p->lo[k]);
@@ -127,7 +119,7 @@ static int new_node(struct builder *bd, uint32_t *out)
 }
 
 /* Twice the centroid along axis k (no halving needed for binning). */
-static inline float cen2(const struct prim *p, int k)
+static inline float cen2(const struct bvh_prim *p, int k)
 {
 	return p->lo[k] + p->hi[k];
 }
@@ -145,7 +137,7 @@ struct bins {
 	uint32_t cnt[3][NBINS];
 };
 
-static void bins_fill(struct bins *bn, const struct prim *p, uint32_t n, const float cmin[3],
+static void bins_fill(struct bins *bn, const struct bvh_prim *p, uint32_t n, const float cmin[3],
 		      const float scale[3], int nb)
 {
 	for (int k = 0; k < 3; k++) {
@@ -194,7 +186,7 @@ static int split_range(struct builder *bd, const struct range *r, struct range *
 	int best_axis = -1, best_bin = 0, k;
 	float best_cost = FLT_MAX;
 	struct box bl_best, br_best;
-	struct prim *base = bd->p + r->begin;
+	struct bvh_prim *base = bd->p + r->begin;
 	struct bins bn;
 	int nb = n < NBINS ? (int)n : NBINS;	/* small ranges: fewer bins */
 
@@ -306,7 +298,7 @@ static int split_range(struct builder *bd, const struct range *r, struct range *
 			if (bin_of(cen2(&base[a], best_axis), cmin[best_axis], scale[best_axis], nb) <= best_bin) {
 				a++;
 			} else {
-				struct prim t = base[a];
+				struct bvh_prim t = base[a];
 
 				base[a] = base[--b];
 				base[b] = t;
@@ -344,7 +336,7 @@ static void set_empty(struct bvh_node *nd, int s)
 
 /* Reorder p[0, n) so that p[k] has the k-th smallest centroid on axis and
  * none before it is larger, none after it smaller (Hoare's quickselect). */
-static void select_nth(struct prim *p, int64_t n, int64_t k, int axis)
+static void select_nth(struct bvh_prim *p, int64_t n, int64_t k, int axis)
 {
 	int64_t lo = 0, hi = n - 1;
 
@@ -358,7 +350,7 @@ static void select_nth(struct prim *p, int64_t n, int64_t k, int axis)
 			while (cen2(&p[j], axis) > pivot)
 				j--;
 			if (i <= j) {
-				struct prim t = p[i];
+				struct bvh_prim t = p[i];
 
 				p[i++] = p[j];
 				p[j--] = t;
@@ -379,7 +371,7 @@ static void split_median(struct builder *bd, const struct range *r, struct range
 			 struct range *rr)
 {
 	uint32_t n = r->end - r->begin, i, mid = n / 2;
-	struct prim *base = bd->p + r->begin;
+	struct bvh_prim *base = bd->p + r->begin;
 	float cmin[3] = { FLT_MAX, FLT_MAX, FLT_MAX }, cmax[3] = { -FLT_MAX, -FLT_MAX, -FLT_MAX };
 	int w = 0;
 
@@ -659,8 +651,7 @@ static int build_deferred(struct builder *main, struct tasks *jobs, int nthreads
 	return rc ? -1 : 0;
 }
 
-enum core_result bvh_build(const vec3 *lo, const vec3 *hi, size_t n, int threads,
-			   struct bvh *out, uint32_t **order)
+enum core_result bvh_build(struct bvh_prim *p, size_t n, int threads, struct bvh *out)
 {
 	struct builder bd = { 0 };
 	struct tasks stack = { 0 }, jobs = { 0 };
@@ -669,25 +660,14 @@ enum core_result bvh_build(const vec3 *lo, const vec3 *hi, size_t n, int threads
 
 	if (n == 0 || n > (size_t)1 << (32 - BVH_REF_SHIFT))
 		return CORE_EINVAL;
-	if (n > SIZE_MAX / sizeof(*bd.p))
-		return CORE_ETOOBIG;
 	if (threads > MAX_THREADS)
 		threads = MAX_THREADS;
 	if (threads < 1 || n < PAR_MIN_PRIMS)
 		threads = 1;
-	bd.p = malloc(sizeof(*bd.p) * n);
-	if (!bd.p)
-		goto out_nomem;
+	bd.p = p;
 	box_empty(&root.r.bounds);
-	for (i = 0; i < n; i++) {
-		struct prim *p = &bd.p[i];
-
-		p->lo[0] = lo[i].x; p->lo[1] = lo[i].y; p->lo[2] = lo[i].z;
-		p->hi[0] = hi[i].x; p->hi[1] = hi[i].y; p->hi[2] = hi[i].z;
-		p->id = (uint32_t)i;
-		p->pad = 0;
-		box_grow_prim(&root.r.bounds, p);
-	}
+	for (i = 0; i < n; i++)
+		box_grow_prim(&root.r.bounds, &p[i]);
 	root.r.begin = 0;
 	root.r.end = (uint32_t)n;
 	root.depth = 1;
@@ -713,22 +693,11 @@ enum core_result bvh_build(const vec3 *lo, const vec3 *hi, size_t n, int threads
 		     pad_down(root.r.bounds.lo[2]));
 	out->hi = v3(pad_up(root.r.bounds.hi[0]), pad_up(root.r.bounds.hi[1]),
 		     pad_up(root.r.bounds.hi[2]));
-	/* the primitive records become the leaf order */
-	{
-		uint32_t *ord = (uint32_t *)bd.p;
-
-		for (i = 0; i < n; i++)
-			ord[i] = bd.p[i].id;
-		*order = realloc(ord, sizeof(*ord) * n);
-		if (!*order)
-			*order = ord;
-	}
 	return CORE_OK;
 
 out_nomem:
 	free(stack.v);
 	free(jobs.v);
-	free(bd.p);
 	free(bd.nodes);
 	return CORE_ENOMEM;
 }

@@ -51,14 +51,26 @@ struct bvh {
 	vec3 lo, hi;		/* root bounds (padded) */
 };
 
+/* A primitive as the builder takes and moves it: its box and the caller's
+ * id. 32 bytes, partitioned in place so every binning pass reads memory in
+ * order. */
+struct bvh_prim {
+	float lo[3];
+	uint32_t id;
+	float hi[3];
+	float pad;
+};
+
+_Static_assert(sizeof(struct bvh_prim) == 32, "a builder primitive is half a line");
+
 /*
- * Build over n primitives given by their boxes (lo[i], hi[i]). On success
- * *order (malloc'd, n entries) lists the primitives in leaf order: leaves
- * refer to ranges of it. 1 <= n <= 2^28 (CORE_EINVAL otherwise). threads: how many threads may share the
- * work (1 = the caller's only; large meshes only). CORE_ENOMEM possible.
+ * Build over the n primitives p (boxes lo <= hi, no NaN), 1 <= n <= 2^28
+ * (CORE_EINVAL otherwise). Reorders p into leaf order: leaves refer to
+ * ranges of it, and p[i].id says which primitive is i-th. threads: how many
+ * threads may share the work (1 = the caller's only; used for n >= 100000).
+ * CORE_ENOMEM possible (p is then in some order, out untouched).
  */
-enum core_result bvh_build(const vec3 *lo, const vec3 *hi, size_t n, int threads,
-			   struct bvh *out, uint32_t **order);
+enum core_result bvh_build(struct bvh_prim *p, size_t n, int threads, struct bvh *out);
 void bvh_release(struct bvh *b);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bvh.h"
 #include "exact.h"
 #include "mesh.h"
 #include "raycast_impl.h"
@@ -287,6 +288,88 @@ START_TEST(depth_is_bounded)
 }
 END_TEST
 
+/* ---- the threaded build: the same tree as one thread's */
+START_TEST(threaded_build_same_leaf_order)
+{
+	size_t n = 150000;
+	struct bvh_prim *a = malloc(sizeof(*a) * n), *b = malloc(sizeof(*b) * n);
+	struct rng r = { 26000 };
+	struct bvh ta, tb;
+	size_t leaves_a = 0, leaves_b = 0;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	for (size_t i = 0; i < n; i++) {
+		float x = (float)rng_range(&r, -100, 100), y = (float)rng_range(&r, -100, 100);
+		float z = (float)rng_range(&r, -5, 5), s = (float)rng_range(&r, 0.01, 2);
+
+		a[i] = (struct bvh_prim){ { x, y, z }, (uint32_t)i, { x + s, y + s, z + s / 4 }, 0 };
+	}
+	memcpy(b, a, sizeof(*a) * n);
+	ck_assert_int_eq(bvh_build(a, n, 1, &ta), CORE_OK);
+	ck_assert_int_eq(bvh_build(b, n, 4, &tb), CORE_OK);
+	/* partitioning does not depend on the threads: same leaf order, same
+	 * node count, every primitive in exactly one leaf */
+	ck_assert_uint_eq(ta.nnodes, tb.nnodes);
+	ck_assert_uint_eq(ta.depth, tb.depth);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq(a[i].id, b[i].id);
+	for (size_t k = 0; k < ta.nnodes; k++) {
+		for (int s = 0; s < BVH_WIDTH; s++) {
+			leaves_a += bvh_ref_count(ta.nodes[k].ref[s]);
+			leaves_b += bvh_ref_count(tb.nodes[k].ref[s]);
+			if (bvh_ref_count(tb.nodes[k].ref[s]) == 0 && tb.nodes[k].ref[s] != BVH_EMPTY)
+				ck_assert_uint_lt(bvh_ref_index(tb.nodes[k].ref[s]), tb.nnodes);
+		}
+	}
+	ck_assert_uint_eq(leaves_a, n);
+	ck_assert_uint_eq(leaves_b, n);
+	bvh_release(&ta);
+	bvh_release(&tb);
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(threaded_build_answers)
+{
+	/* a flat 240 x 240 grid (115 200 triangles, built on threads): every
+	 * downward ray hits at its height, every upward one misses */
+	struct rng r = { 27000 };
+	struct tmesh t;
+	struct mesh *m;
+
+	tmesh_grid(&t, 240, -120, 1, &r, 0);
+	m = build(&t);
+	for (int i = 0; i < 3000; i++) {
+		struct ray ray = { v3((float)rng_range(&r, -119, 119), (float)rng_range(&r, 0.5, 30),
+				      (float)rng_range(&r, -119, 119)),
+				   rng_dir(&r), INFINITY };
+		float tt = -ray.origin.y / ray.dir.y;
+		vec3 p = v3_add(ray.origin, v3_scale(ray.dir, tt));
+		int inside = ray.dir.y < 0 && fabsf(p.x) < 119.9f && fabsf(p.z) < 119.9f;
+
+		for (size_t k = 0; k < NKERNELS; k++) {
+			struct query_opts o = { .mode = HIT_CLOSEST, .max_hits = 1 };
+			struct hit h;
+			uint32_t n;
+
+			if (!rc_isa_supported(kernels[k]))
+				continue;
+			ck_assert_int_eq(mesh_raycast_isa(m, &ray, &o, &h, &n, NULL, kernels[k]), CORE_OK);
+			if (inside) {
+				ck_assert_uint_eq(n, 1);
+				ck_assert(fabs(h.t - tt) <= 1e-4 * (1 + tt));
+			} else if (ray.dir.y >= 0) {
+				ck_assert_uint_eq(n, 0);
+			}
+		}
+	}
+	mesh_unref(m);
+	tmesh_release(&t);
+}
+END_TEST
+
 static Suite *kernels_suite(void)
 {
 	Suite *s = suite_create("raycast_kernels");
@@ -297,6 +380,8 @@ static Suite *kernels_suite(void)
 	tcase_add_loop_test(tc, kernels_match_brute_force_closed, 0, 2);
 	tcase_add_loop_test(tc, kernels_match_brute_force_grid, 0, 2);
 	tcase_add_test(tc, depth_is_bounded);
+	tcase_add_test(tc, threaded_build_same_leaf_order);
+	tcase_add_test(tc, threaded_build_answers);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("range");
