@@ -77,12 +77,13 @@ static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
 	k = v3_add(j, v3_scale(r->dir, q->L));
 	jv[0] = j.x; jv[1] = j.y; jv[2] = j.z;
 	kv[0] = k.x; kv[1] = k.y; kv[2] = k.z;
-	for (int c = 0; c < 3; c++) {
-		for (int ax = 0; ax < 3; ax++) {
-			q->jk[c][ax] = jv[(ax + 1 + c) % 3];
-			q->jk[3 + c][ax] = kv[(ax + 1 + c) % 3];
-		}
-	}
+	/* jk[c][ax] = coordinate (ax + 1 + c) % 3 */
+	q->jk[0][0] = jv[1]; q->jk[0][1] = jv[2]; q->jk[0][2] = jv[0];
+	q->jk[1][0] = jv[2]; q->jk[1][1] = jv[0]; q->jk[1][2] = jv[1];
+	q->jk[2][0] = jv[0]; q->jk[2][1] = jv[1]; q->jk[2][2] = jv[2];
+	q->jk[3][0] = kv[1]; q->jk[3][1] = kv[2]; q->jk[3][2] = kv[0];
+	q->jk[4][0] = kv[2]; q->jk[4][1] = kv[0]; q->jk[4][2] = kv[1];
+	q->jk[5][0] = kv[0]; q->jk[5][1] = kv[1]; q->jk[5][2] = kv[2];
 	q->P = MAXF(MAXF(MAXF(fabsf(j.x), fabsf(j.y)), MAXF(fabsf(j.z), fabsf(k.x))),
 		     MAXF(fabsf(k.y), fabsf(k.z)));
 	return 1;
@@ -284,7 +285,10 @@ enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 		return CORE_EINVAL;
 	if (opts->mode == HIT_ALL && opts->max_hits == 0)
 		return CORE_EINVAL;
-	if (!rc_isa_supported(isa))
+	if (isa == RC_ISA_AUTO)
+		isa = rc_isa_supported(RC_ISA_AVX2) ? RC_ISA_AVX2 :
+		      rc_isa_supported(RC_ISA_SSE2) ? RC_ISA_SSE2 : RC_ISA_SCALAR;
+	else if (!rc_isa_supported(isa))
 		return CORE_EINVAL;
 	if (m->nprim == 0 || !rq_init(&q, m, ray, opts))
 		return CORE_OK;
@@ -294,9 +298,6 @@ enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 		if (!cl.all)
 			return CORE_ENOMEM;
 	}
-	if (isa == RC_ISA_AUTO)
-		isa = rc_isa_supported(RC_ISA_AVX2) ? RC_ISA_AVX2 :
-		      rc_isa_supported(RC_ISA_SSE2) ? RC_ISA_SSE2 : RC_ISA_SCALAR;
 	if (isa == RC_ISA_AVX2)
 		rc_traverse_avx2(m, &q, &cl);
 	else if (isa == RC_ISA_SSE2)
