@@ -79,7 +79,7 @@ KFN static int kern_leaf(const struct mesh *m, const struct rq *q, struct collec
 		V r6 = V_LOAD_ROW(m, g0, 6), r7 = V_LOAD_ROW(m, g0, 7), r8 = V_LOAD_ROW(m, g0, 8);
 		V J0, J1, J2, K0, K1, K2, zj, zk, s2, ez, den, aj, ak, ad, uj, uk, vj, vk, U, Vv, W;
 		V s, T, e, bU, bV, bW;
-		M same, far, m_miss, m_slow, rest, beyond, before, outside, inside, nearp, fin, front;
+		M same, far, m_slow, rest, beyond, before, outside, inside, nearp, fin, front;
 		unsigned valid = (1u << LANES) - 1, hit, slow;
 
 		/* lanes g0 + l with first <= g0 + l < end */
@@ -98,7 +98,8 @@ KFN static int kern_leaf(const struct mesh *m, const struct rq *q, struct collec
 		same = M_AND(M_NOT(M_XOR(M_GT(zj, zero), M_GT(zk, zero))),
 			     M_AND(M_NE(zj, zero), M_NE(zk, zero)));
 		far = M_AND(M_GT(aj, ez), M_GT(ak, ez));
-		m_miss = M_AND(same, far);
+		/* rest: lanes still open; a lane leaving it without joining m_slow
+		 * is a certain miss */
 		m_slow = M_ANDNOT(far, same);
 		rest = M_NOT(same);
 		/* an overflowed or NaN value decides nothing: exact test */
@@ -113,7 +114,6 @@ KFN static int kern_leaf(const struct mesh *m, const struct rq *q, struct collec
 		before = M_AND(M_GT(ad, V_MUL(V_SET1(4.0f), ez)),
 			       M_LT(V_MUL(V_MUL(V_ADD(aj, ez), L), slack),
 				    V_MUL(vtleaf, V_SUB(ad, V_MUL(two, ez)))));
-		m_miss = M_OR(m_miss, M_AND(rest, M_OR(beyond, before)));
 		rest = M_ANDNOT(M_OR(beyond, before), rest);
 		if (!((unsigned)M_BITS(M_OR(M_OR(exact, M_NOT(fin)), M_OR(rest, m_slow))) & valid))
 			continue;	/* every lane a certain miss already */
@@ -137,7 +137,6 @@ KFN static int kern_leaf(const struct mesh *m, const struct rq *q, struct collec
 			   V_MUL(eps3, V_ADD(V_ADD(V_ADD(aj, ak), V_ABS(U)), V_ABS(Vv))));
 		outside = M_AND(M_OR(M_OR(M_LT(U, V_NEG(bU)), M_LT(Vv, V_NEG(bV))), M_LT(W, V_NEG(bW))),
 				M_OR(M_OR(M_GT(U, bU), M_GT(Vv, bV)), M_GT(W, bW)));
-		m_miss = M_OR(m_miss, M_AND(rest, outside));
 		rest = M_ANDNOT(outside, rest);
 		inside = M_OR(M_AND(M_AND(M_GT(U, bU), M_GT(Vv, bV)), M_GT(W, bW)),
 			      M_AND(M_AND(M_LT(U, V_NEG(bU)), M_LT(Vv, V_NEG(bV))), M_LT(W, V_NEG(bW))));
@@ -145,14 +144,11 @@ KFN static int kern_leaf(const struct mesh *m, const struct rq *q, struct collec
 		m_slow = M_OR(m_slow, M_AND(rest, M_OR(M_NOT(inside), nearp)));
 		rest = M_AND(rest, M_ANDNOT(nearp, inside));
 		front = M_XOR(M_XOR(M_GT(den, zero), negnk), flip);
-		if (q->cull) {
-			m_miss = M_OR(m_miss, M_ANDNOT(front, rest));
-			rest = M_AND(rest, front);
-		}
+		if (q->cull)
+			rest = M_AND(rest, front);	/* back faces: misses */
 		fin = M_AND(fin, M_AND(M_LT(bW, inf), M_LT(V_ABS(W), inf)));
 		slow = (unsigned)M_BITS(M_OR(exact, M_OR(M_NOT(fin), m_slow))) & valid;
 		hit = (unsigned)M_BITS(M_ANDNOT(exact, M_AND(fin, rest))) & valid;
-		(void)m_miss;	/* every other valid lane */
 		if (hit | slow) {
 			float t[LANES], u[LANES], v[LANES];
 
