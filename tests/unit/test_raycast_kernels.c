@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bvh.h"
+#include "bvh_split.h"
 #include "exact.h"
 #include "mesh.h"
 #include "raycast_impl.h"
@@ -256,8 +257,9 @@ END_TEST
 
 START_TEST(depth_is_bounded)
 {
-	/* triangles at exponentially spaced positions: SAH alone would peel
-	 * them off one level at a time; the median fallback keeps the depth */
+	/* triangles at exponentially spaced positions (a hard case for SAH):
+	 * the tree stays within the bound the traversal stack is sized for,
+	 * and every kernel still equals brute force */
 	size_t n = 3000;
 	struct tmesh t;
 	struct mesh *m;
@@ -285,6 +287,67 @@ START_TEST(depth_is_bounded)
 		check_ray(m, &t, aimed_ray(&t, &r, v3(0, 0, 0), 1, 0), 0, 1, i);
 	mesh_unref(m);
 	tmesh_release(&t);
+}
+END_TEST
+
+START_TEST(median_split_halves)
+{
+	/* the split that bounds the depth (bvh.h): each half at most ceil(n/2),
+	 * every centroid on the left no larger than any on the right along the
+	 * axis of widest spread, bounds exact */
+	struct rng r = { 28000 + (uint64_t)_i };
+	uint32_t n = 2 + (uint32_t)(rng_next(&r) % 5000);
+	struct bvh_prim *p = malloc(sizeof(*p) * n);
+	struct range all = { .begin = 0, .end = n }, l, rr;
+	int w = 0;
+	float spread[3];
+
+	ck_assert_ptr_nonnull(p);
+	box_empty(&all.bounds);
+	for (uint32_t i = 0; i < n; i++) {
+		float x = (float)rng_range(&r, -10, 10), y = (float)rng_range(&r, -1, 1);
+		float z = _i ? 0.5f : (float)rng_range(&r, -3, 3);	/* _i: many equal centroids */
+
+		if (_i && i % 3)
+			x = 1;
+		p[i] = (struct bvh_prim){ { x, y, z }, i, { x + 0.1f, y + 0.2f, z + 0.3f }, 0 };
+		box_grow_prim(&all.bounds, &p[i]);
+	}
+	for (int k = 0; k < 3; k++) {
+		float lo = FLT_MAX, hi = -FLT_MAX;
+
+		for (uint32_t i = 0; i < n; i++) {
+			lo = fminf(lo, p[i].lo[k] + p[i].hi[k]);
+			hi = fmaxf(hi, p[i].lo[k] + p[i].hi[k]);
+		}
+		spread[k] = hi - lo;
+	}
+	for (int k = 1; k < 3; k++)
+		if (spread[k] > spread[w])
+			w = k;
+	bvh_split_median(p, &all, &l, &rr);
+	ck_assert_uint_eq(l.begin, 0);
+	ck_assert_uint_eq(l.end, rr.begin);
+	ck_assert_uint_eq(rr.end, n);
+	ck_assert_uint_le(l.end - l.begin, (n + 1) / 2);
+	ck_assert_uint_le(rr.end - rr.begin, (n + 1) / 2);
+	ck_assert_uint_ge(l.end - l.begin, 1);
+	for (uint32_t i = l.begin; i < l.end; i++)
+		for (uint32_t j = rr.begin; j < rr.end; j += 1 + j % 7)
+			ck_assert(p[i].lo[w] + p[i].hi[w] <= p[j].lo[w] + p[j].hi[w]);
+	{
+		struct box bl, br;
+
+		box_empty(&bl);
+		box_empty(&br);
+		for (uint32_t i = l.begin; i < l.end; i++)
+			box_grow_prim(&bl, &p[i]);
+		for (uint32_t i = rr.begin; i < rr.end; i++)
+			box_grow_prim(&br, &p[i]);
+		ck_assert(!memcmp(&bl, &l.bounds, sizeof(bl)));
+		ck_assert(!memcmp(&br, &rr.bounds, sizeof(br)));
+	}
+	free(p);
 }
 END_TEST
 
@@ -380,6 +443,7 @@ static Suite *kernels_suite(void)
 	tcase_add_loop_test(tc, kernels_match_brute_force_closed, 0, 2);
 	tcase_add_loop_test(tc, kernels_match_brute_force_grid, 0, 2);
 	tcase_add_test(tc, depth_is_bounded);
+	tcase_add_loop_test(tc, median_split_halves, 0, 4);
 	tcase_add_test(tc, threaded_build_same_leaf_order);
 	tcase_add_test(tc, threaded_build_answers);
 	suite_add_tcase(s, tc);
