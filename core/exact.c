@@ -18,6 +18,9 @@
 
 /* The lowest bit a product of four floats can carry: 4 * (-149 - 23). */
 #define XACC_LSB (-688)
+/* Room for the largest product (below 2^512, so bit 1200) plus carries of a
+ * few hundred terms, under the sign bit. */
+_Static_assert(XACC_WORDS * 64 >= 512 - XACC_LSB + 16, "exact accumulator too narrow");
 
 void xacc_init(struct xacc *a)
 {
@@ -172,11 +175,16 @@ static void edge_function(struct xacc *acc, float s, vec3 o, vec3 d, vec3 p, vec
 	xacc_add_det3(acc, -1, s, d, o, q);
 }
 
-/* Approximate value of an accumulator (for t and the barycentrics). */
+/* Approximate value of an accumulator (for t and the barycentrics): the top
+ * three non-zero words, scaled once. Summing every word before scaling would
+ * overflow a double for products near the top of the float range (values up
+ * to 2^512 sit at bit 1200 of the accumulator, far past 2^1024 before the
+ * 2^XACC_LSB scale). The words below the top three change the result by less
+ * than 2^-128 relative. */
 static double xacc_value(const struct xacc *a)
 {
 	struct xacc m = *a;
-	int neg = xacc_sign(a) < 0;
+	int neg = xacc_sign(a) < 0, top = XACC_WORDS - 1, lo;
 	double v = 0;
 
 	if (neg) {	/* two's complement negate */
@@ -189,9 +197,12 @@ static double xacc_value(const struct xacc *a)
 			m.w[i] = x;
 		}
 	}
-	for (int i = XACC_WORDS - 1; i >= 0; i--)
+	while (top > 0 && m.w[top] == 0)
+		top--;
+	lo = top >= 2 ? top - 2 : 0;
+	for (int i = top; i >= lo; i--)
 		v = v * 18446744073709551616.0 + (double)m.w[i];
-	v = ldexp(v, XACC_LSB);
+	v = ldexp(v, XACC_LSB + 64 * lo);
 	return neg ? -v : v;
 }
 

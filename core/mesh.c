@@ -10,6 +10,7 @@
 
 #include "exact.h"
 #include "mesh_impl.h"
+#include "par.h"
 
 /* Below this sine of the angle between two edges the double-precision
  * inverse is not trusted to float accuracy: such slivers use the exact test. */
@@ -142,20 +143,77 @@ static int degenerate(vec3 a, vec3 b, vec3 c)
 	return exact_triangle_degenerate(a, b, c);
 }
 
+/* The parallel passes of mesh_build: boxes of the non-degenerate triangles,
+ * then the matrices in leaf order. */
+struct build_ctx {
+	struct mesh *m;
+	struct bvh_prim *p;
+	size_t count[PAR_MAX];	/* pass 1: primitives kept by each chunk */
+};
+
+/* Chunk [begin, end) of the triangles: its non-degenerate ones go to
+ * p[begin ..], in order. */
+static void pass_boxes(void *arg, int chunk, size_t begin, size_t end)
+{
+	struct build_ctx *b = arg;
+	struct bvh_prim *p = b->p + begin;
+
+	for (size_t i = begin; i < end; i++) {
+		vec3 a, bb, c, lo, hi;
+
+		mesh_triangle(b->m, (uint32_t)i, &a, &bb, &c);
+		if (degenerate(a, bb, c))
+			continue;
+		lo = v3_min(a, v3_min(bb, c));
+		hi = v3_max(a, v3_max(bb, c));
+		*p++ = (struct bvh_prim){ { lo.x, lo.y, lo.z }, (uint32_t)i, { hi.x, hi.y, hi.z }, 0 };
+	}
+	b->count[chunk] = (size_t)(p - (b->p + begin));
+}
+
+/* Primitives [begin, end) in leaf order: the collision matrices. */
+static void pass_matrices(void *arg, int chunk, size_t begin, size_t end)
+{
+	struct build_ctx *b = arg;
+	struct mesh *m = b->m;
+
+	(void)chunk;
+	for (size_t i = begin; i < end; i++) {
+		uint32_t tri = b->p[i].id;
+		const uint32_t *t = m->idx + 3 * (size_t)tri;
+		struct prim_block *blk = &m->prims[i / PRIM_LANES];
+		double p[3][3];
+		float mat[9];
+
+		for (int v = 0; v < 3; v++) {
+			const float *q = m->xyz + 3 * (size_t)t[v];
+
+			p[v][0] = (double)q[0] - m->center.x;
+			p[v][1] = (double)q[1] - m->center.y;
+			p[v][2] = (double)q[2] - m->center.z;
+		}
+		blk->id[i % PRIM_LANES] = (tri << PRIM_SHIFT) | make_matrix(p[0], p[1], p[2], mat);
+		for (int q = 0; q < 9; q++)
+			blk->mat[q][i % PRIM_LANES] = mat[q];
+	}
+}
+
 enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 			    size_t ntri, struct mesh **out, size_t *bad_index)
 {
 	double t0 = now_ms();
 	struct mesh *m;
-	vec3 *plo = NULL, *phi = NULL;
-	uint32_t *prims = NULL, *order = NULL;
+	struct build_ctx bc = { 0 };
 	enum core_result rc = CORE_ENOMEM;
 	size_t i, np = 0;
+	int threads = par_threads(ntri);
 
 	if (nvert == 0 || ntri == 0)
 		return CORE_EEMPTY;
 	if (ntri > MESH_MAX_TRIANGLES || nvert > UINT32_MAX ||
-	    nvert > SIZE_MAX / (3 * sizeof(float)) || ntri > SIZE_MAX / sizeof(struct prim_rec))
+	    nvert > SIZE_MAX / (3 * sizeof(float)) ||
+	    ntri / PRIM_LANES + 2 > SIZE_MAX / sizeof(struct prim_block) ||
+	    ntri > SIZE_MAX / sizeof(struct bvh_prim))
 		return CORE_ETOOBIG;
 	for (i = 0; i < 3 * nvert; i++)
 		if (!isfinite(xyz[i]))
@@ -175,13 +233,12 @@ enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 	m->ntri = ntri;
 	m->xyz = malloc(3 * sizeof(float) * nvert);
 	m->idx = malloc(3 * sizeof(uint32_t) * ntri);
-	prims = malloc(sizeof(*prims) * ntri);
-	plo = malloc(sizeof(*plo) * ntri);
-	phi = malloc(sizeof(*phi) * ntri);
-	if (!m->xyz || !m->idx || !prims || !plo || !phi)
+	bc.p = malloc(sizeof(*bc.p) * ntri);
+	if (!m->xyz || !m->idx || !bc.p)
 		goto out_free;
 	memcpy(m->xyz, xyz, 3 * sizeof(float) * nvert);
 	memcpy(m->idx, idx, 3 * sizeof(uint32_t) * ntri);
+	bc.m = m;
 
 	m->min = v3(FLT_MAX, FLT_MAX, FLT_MAX);
 	m->max = v3(-FLT_MAX, -FLT_MAX, -FLT_MAX);
@@ -194,60 +251,37 @@ enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 	m->center = v3(0.5f * m->min.x + 0.5f * m->max.x, 0.5f * m->min.y + 0.5f * m->max.y,
 		       0.5f * m->min.z + 0.5f * m->max.z);
 
-	for (i = 0; i < ntri; i++) {
-		vec3 a, b, c;
+	par_for(ntri, threads, pass_boxes, &bc);
+	for (int c = 0; c < threads; c++) {
+		size_t begin, end;
 
-		mesh_triangle(m, (uint32_t)i, &a, &b, &c);
-		if (degenerate(a, b, c)) {
-			m->ndegen++;
-			continue;
-		}
-		prims[np] = (uint32_t)i;
-		plo[np] = v3_min(a, v3_min(b, c));
-		phi[np] = v3_max(a, v3_max(b, c));
-		np++;
+		par_chunk(ntri, threads, c, &begin, &end);
+		memmove(bc.p + np, bc.p + begin, bc.count[c] * sizeof(*bc.p));
+		np += bc.count[c];
 	}
 	m->nprim = np;
+	m->ndegen = ntri - np;
 	if (np) {
-		rc = bvh_build(plo, phi, np, &m->bvh, &order);
+		size_t nblocks = np / PRIM_LANES + 2;
+
+		rc = bvh_build(bc.p, np, threads, &m->bvh);
 		if (rc != CORE_OK)
 			goto out_free;
-		m->prims = malloc(sizeof(*m->prims) * np);
+		m->prims = calloc(nblocks, sizeof(*m->prims));
 		rc = CORE_ENOMEM;
 		if (!m->prims)
 			goto out_free;
-		for (i = 0; i < np; i++) {
-			uint32_t tri = prims[order[i]];
-			const uint32_t *t = m->idx + 3 * (size_t)tri;
-			double p[3][3];
-
-			for (int v = 0; v < 3; v++) {
-				const float *q = m->xyz + 3 * (size_t)t[v];
-
-				p[v][0] = (double)q[0] - m->center.x;
-				p[v][1] = (double)q[1] - m->center.y;
-				p[v][2] = (double)q[2] - m->center.z;
-			}
-			m->prims[i].id = (tri << PRIM_SHIFT) |
-					 make_matrix(p[0], p[1], p[2], m->prims[i].mat);
-		}
+		par_for(np, par_threads(np), pass_matrices, &bc);
+		m->memory_bytes += sizeof(*m->prims) * nblocks + sizeof(struct bvh_node) * m->bvh.nnodes;
 	}
-	m->memory_bytes = sizeof(*m) + 3 * sizeof(float) * nvert + 3 * sizeof(uint32_t) * ntri +
-			  sizeof(*m->prims) * np +
-			  sizeof(struct bvh4_node) * m->bvh.nnodes;
-	free(order);
-	free(prims);
-	free(plo);
-	free(phi);
+	m->memory_bytes += sizeof(*m) + 3 * sizeof(float) * nvert + 3 * sizeof(uint32_t) * ntri;
+	free(bc.p);
 	m->build_ms = now_ms() - t0;
 	*out = m;
 	return CORE_OK;
 
 out_free:
-	free(order);
-	free(prims);
-	free(plo);
-	free(phi);
+	free(bc.p);
 	mesh_free(m);
 	return rc;
 }

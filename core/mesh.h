@@ -83,6 +83,9 @@ struct hit {
  * opts->max_hits hits sorted by t (then by triangle). *nhits is the number
  * written; *total (may be NULL) the number found, which for HIT_ALL may exceed
  * max_hits. A ray starting on a triangle hits it at t = 0 unless culled.
+ * Every reported hit has finite t, point, normal, u and v, whatever the
+ * coordinates (all of float's range); a hit farther than FLT_MAX units of
+ * |dir| (only possible with a tiny dir) has no float t and is not reported.
  */
 enum core_result mesh_raycast(const struct mesh *m, const struct ray *ray,
 			      const struct query_opts *opts, struct hit *hits,

@@ -10,8 +10,14 @@
  *   u = mat[0] p_i + mat[1] p_j + mat[2]          (barycentric of b)
  *   v = mat[3] p_i + mat[4] p_j + mat[5]          (barycentric of c)
  *   z = mat[6] p_i + mat[7] p_j + p_k + mat[8]    (= n.(p - a) / n_k)
- * id packs the uploaded triangle index (<< PRIM_SHIFT) and the flags. The
- * matrix and the id share one 40-byte record, so a leaf is one memory stream.
+ * id packs the uploaded triangle index (<< PRIM_SHIFT) and the flags.
+ *
+ * The records are stored in blocks of four, structure-of-arrays (160 bytes:
+ * mat[q][lane], then id[lane]), so the leaf test runs on four or eight
+ * triangles at once: primitive i is lane i % 4 of block i / 4. A leaf is a
+ * range of primitives that may start anywhere in a block; the test masks the
+ * lanes outside it. One zeroed block more than needed ends the array, so an
+ * eight-lane load from the last block stays inside it.
  */
 #ifndef CORE_MESH_IMPL_H
 #define CORE_MESH_IMPL_H
@@ -26,17 +32,21 @@
 #define PRIM_EXACT 8u		/* too thin for the float matrix: exact test only */
 #define PRIM_SHIFT 4
 
-struct prim_rec {
-	float mat[9];
-	uint32_t id;
+#define PRIM_LANES 4
+
+struct prim_block {
+	float mat[9][PRIM_LANES];
+	uint32_t id[PRIM_LANES];
 };
+
+_Static_assert(sizeof(struct prim_block) == 40 * PRIM_LANES, "40 bytes per triangle");
 
 struct mesh {
 	atomic_size_t refs;
 	size_t nvert, ntri, ndegen, nprim;
 	float *xyz;		/* 3 per vertex, as uploaded */
 	uint32_t *idx;		/* 3 per triangle, as uploaded */
-	struct prim_rec *prims;	/* leaf order */
+	struct prim_block *prims;	/* leaf order, nprim / 4 + 2 blocks */
 	struct bvh bvh;
 	vec3 center;		/* the matrices act on p - center */
 	vec3 min, max;
@@ -49,6 +59,16 @@ static inline vec3 mesh_vertex(const struct mesh *m, uint32_t v)
 	const float *p = m->xyz + 3 * (size_t)v;
 
 	return v3(p[0], p[1], p[2]);
+}
+
+static inline uint32_t prim_id(const struct mesh *m, uint32_t i)
+{
+	return m->prims[i / PRIM_LANES].id[i % PRIM_LANES];
+}
+
+static inline float prim_mat(const struct mesh *m, uint32_t i, int q)
+{
+	return m->prims[i / PRIM_LANES].mat[q][i % PRIM_LANES];
 }
 
 #endif

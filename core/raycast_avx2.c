@@ -1,0 +1,88 @@
+/* raycast_avx2.c - the traversal kernel with eight lanes (AVX2, chosen at run
+ * time): a whole node at once, two leaf blocks (eight triangles) at once.
+ * Compiled for any x86-64: only these functions carry the avx2 target, and
+ * raycast.c calls them only when the CPU has it. No FMA: the error bounds
+ * count separate roundings, and every kernel must round alike. */
+#include <math.h>
+
+#include "raycast_impl.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#define KFN __attribute__((target("avx2")))
+#define LANES 8
+#define NLANES 8
+#define TRAVERSE rc_traverse_avx2
+
+typedef __m256 V;
+typedef __m256 M;
+typedef __m256i VI;
+typedef __m256 NV;
+
+#define V_SET1(x) _mm256_set1_ps(x)
+#define V_ADD _mm256_add_ps
+#define V_SUB _mm256_sub_ps
+#define V_MUL _mm256_mul_ps
+#define V_DIV _mm256_div_ps
+#define V_ABS(a) _mm256_and_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)))
+#define V_NEG(a) _mm256_xor_ps(a, _mm256_set1_ps(-0.0f))
+#define V_MIN _mm256_min_ps
+#define V_MAX _mm256_max_ps
+#define V_STORE _mm256_storeu_ps
+/* lanes g .. g+7: blocks g/4 and g/4 + 1 (the array ends with a spare block) */
+#define V_LOAD_ROW(m, g, r)                                                              \
+	_mm256_insertf128_ps(                                                              \
+		_mm256_castps128_ps256(_mm_loadu_ps((m)->prims[(g) / PRIM_LANES].mat[r])),   \
+		_mm_loadu_ps((m)->prims[(g) / PRIM_LANES + 1].mat[r]), 1)
+
+#define M_ALL _mm256_castsi256_ps(_mm256_set1_epi32(-1))
+#define M_NONE _mm256_setzero_ps()
+#define M_GT(a, b) _mm256_cmp_ps(a, b, _CMP_GT_OQ)
+#define M_LT(a, b) _mm256_cmp_ps(a, b, _CMP_LT_OQ)
+#define M_LE(a, b) _mm256_cmp_ps(a, b, _CMP_LE_OQ)
+#define M_NE(a, b) _mm256_cmp_ps(a, b, _CMP_NEQ_UQ)	/* true when unordered, as C's != */
+#define M_AND _mm256_and_ps
+#define M_OR _mm256_or_ps
+#define M_XOR _mm256_xor_ps
+#define M_NOT(a) _mm256_xor_ps(a, M_ALL)
+#define M_ANDNOT _mm256_andnot_ps	/* ~a & b */
+#define M_BITS _mm256_movemask_ps
+
+#define I_LOAD_ID(m, g)                                                                  \
+	_mm256_inserti128_si256(                                                           \
+		_mm256_castsi128_si256(                                                    \
+			_mm_loadu_si128((const __m128i *)(m)->prims[(g) / PRIM_LANES].id)), \
+		_mm_loadu_si128((const __m128i *)(m)->prims[(g) / PRIM_LANES + 1].id), 1)
+#define I_FLAG(id, f)                                                                    \
+	_mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(id, _mm256_set1_epi32((int)(f))), \
+					       _mm256_set1_epi32((int)(f))))
+#define I_GATHER(q, id, J0, J1, J2, K0, K1, K2)                                         \
+	do {                                                                             \
+		__m256i k_ = _mm256_and_si256(id, _mm256_set1_epi32(PRIM_AXIS_MASK));     \
+		J0 = _mm256_permutevar8x32_ps(_mm256_load_ps((q)->jk[0]), k_);           \
+		J1 = _mm256_permutevar8x32_ps(_mm256_load_ps((q)->jk[1]), k_);           \
+		J2 = _mm256_permutevar8x32_ps(_mm256_load_ps((q)->jk[2]), k_);           \
+		K0 = _mm256_permutevar8x32_ps(_mm256_load_ps((q)->jk[3]), k_);           \
+		K1 = _mm256_permutevar8x32_ps(_mm256_load_ps((q)->jk[4]), k_);           \
+		K2 = _mm256_permutevar8x32_ps(_mm256_load_ps((q)->jk[5]), k_);           \
+	} while (0)
+
+#define N_SET1 _mm256_set1_ps
+#define N_LOAD _mm256_loadu_ps
+#define N_STORE _mm256_storeu_ps
+#define N_SUB _mm256_sub_ps
+#define N_MUL _mm256_mul_ps
+#define N_MIN _mm256_min_ps
+#define N_MAX _mm256_max_ps
+#define N_LE(a, b) _mm256_cmp_ps(a, b, _CMP_LE_OQ)
+#define N_BITS _mm256_movemask_ps
+
+#include "raycast_kern.h"
+
+#else
+void rc_traverse_avx2(const struct mesh *m, const struct rq *q, struct collector *cl)
+{
+	rc_traverse_scalar(m, q, cl);
+}
+#endif

@@ -1,0 +1,80 @@
+/* raycast_impl.h - what the ray query shares between raycast.c (setup,
+ * collection, the exact fallback, dispatch) and its traversal kernels
+ * (raycast_scalar.c, raycast_sse2.c, raycast_avx2.c, all one template:
+ * raycast_kern.h). Internal to core/ and the unit tests.
+ */
+#ifndef CORE_RAYCAST_IMPL_H
+#define CORE_RAYCAST_IMPL_H
+
+#include "mesh_impl.h"
+
+/* Rounding bound factor: 16 float ulps covers the matrix's own rounding, the
+ * rounding of the segment ends and of the evaluation (a first-order sum of
+ * at most 7 unit roundoffs, doubled for the second-order terms). */
+#define RC_GAMMA 0x1p-20f
+#define RC_EPS3 0x1.8p-23f	/* 3 unit roundoffs, for products */
+/* Absolute slack for underflow: a float operation whose result is subnormal
+ * or zero errs by up to 2^-150 whatever its relative bound says; no bound
+ * below sums more than a few hundred of them. */
+#define RC_TINY 0x1p-140f
+#define RC_BOX_SLACK (1.0f + 0x1p-20f)
+
+struct rq {
+	/* the ray as given (mesh space) */
+	vec3 o, d;
+	float tmax;		/* the caller's limit */
+	float L;		/* clip length: tmax or the exit from the root box */
+	float ov[3], inv[3];
+	int nrow[3], frow[3];	/* rows of a node's lo/hi (float[6][8]) nearest / farthest */
+	/* segment ends relative to center, by dominant axis k of a triangle:
+	 * jk[c][k] is coordinate (k+1+c)%3 of j for c < 3, of k for c >= 3
+	 * (so a lane picks its (p_i, p_j, p_k) by k) */
+	float jk[6][8] __attribute__((aligned(32)));
+	float P;		/* max |coordinate| of j and k */
+	int cull, flip;
+};
+
+struct cand {
+	float t, u, v;
+	uint32_t tri;		/* as uploaded */
+	uint32_t rec;		/* primitive (leaf order), for the normal */
+	int front;
+};
+
+struct collector {
+	enum hit_mode mode;
+	struct cand best;	/* closest / any */
+	int found;
+	struct cand *all;	/* HIT_ALL: a max-heap of the max_hits nearest */
+	uint32_t cap, n;
+	uint32_t total;
+};
+
+/*
+ * A leaf kernel's verdicts for lanes first .. first+LANES-1: hit (bit set:
+ * a certain hit, t/u/v[lane] and the front bit hold it) and slow (bit set:
+ * the float test could not decide; the exact test decides). Feeds the
+ * collector; returns 1 when a HIT_ANY query is answered.
+ */
+int rc_lanes(const struct mesh *m, const struct rq *q, struct collector *cl, uint32_t first,
+	     unsigned hit, unsigned slow, unsigned front, const float *t, const float *u,
+	     const float *v);
+/* Forget what the collector holds (the full-scan fallback starts over). */
+void rc_collector_reset(struct collector *cl);
+
+/* The kernels: walk m's BVH for q, feeding cl. Same answers from each. */
+void rc_traverse_scalar(const struct mesh *m, const struct rq *q, struct collector *cl);
+void rc_traverse_sse2(const struct mesh *m, const struct rq *q, struct collector *cl);
+void rc_traverse_avx2(const struct mesh *m, const struct rq *q, struct collector *cl);
+
+enum rc_isa { RC_ISA_AUTO, RC_ISA_SCALAR, RC_ISA_SSE2, RC_ISA_AVX2 };
+
+/* 1 when this CPU runs isa's kernel (AUTO and SCALAR: always). */
+int rc_isa_supported(enum rc_isa isa);
+/* mesh_raycast with a chosen kernel (the tests compare them); isa must be
+ * supported. mesh_raycast is this with RC_ISA_AUTO: the fastest supported. */
+enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
+				  const struct query_opts *opts, struct hit *hits,
+				  uint32_t *nhits, uint32_t *total, enum rc_isa isa);
+
+#endif

@@ -1,0 +1,254 @@
+/* raycast_kern.h - the BVH traversal and the float leaf test, written once
+ * over a vector type and compiled per instruction set: raycast_scalar.c (one
+ * lane), raycast_sse2.c (four), raycast_avx2.c (eight). Every lane performs
+ * the same float operations in the same order as every other
+ * instantiation, so all kernels give bit-identical answers.
+ *
+ * The includer defines: KFN (function attributes), LANES (leaf lanes, a
+ * multiple of PRIM_LANES or 1), NLANES (node lanes, dividing BVH_WIDTH),
+ * TRAVERSE (the function's name), the types V (LANES floats), M (LANES
+ * masks), VI (LANES ints), NV (NLANES floats), NM (NLANES masks) and the
+ * operations used below (V_*, M_*, I_*, N_*).
+ *
+ * The leaf test (the float half of the watertight test; raycast.c has the
+ * derivation): the segment j -> k has local coordinates (u, v, z) at each
+ * end, and the line crosses the triangle where the three 2x2 determinants
+ *   U = zj uk - zk uj,  V = zj vk - zk vj,  W = (zj - zk) - U - V
+ * share a sign. Each quantity carries a bound on its rounding error derived
+ * from the matrix's row norms and the size of the coordinates; a lane whose
+ * signs are all certain is answered in float, any other lane (and any lane
+ * where a value overflowed) goes to the exact test.
+ */
+
+#include <string.h>
+
+struct kern_stack {
+	uint32_t child, count;
+	float tn, tf;
+};
+
+/* Entry and exit distances of the children of nd (exits padded by
+ * RC_BOX_SLACK); returns the bits of those met with tnear <= tcur. */
+KFN static inline unsigned kern_node(const struct bvh_node *nd, const struct rq *q, float tcur,
+				     float tn[BVH_WIDTH], float tf[BVH_WIDTH])
+{
+	const float *rows = &nd->lo[0][0];
+	unsigned bits = 0;
+
+	for (int c = 0; c < BVH_WIDTH; c += NLANES) {
+		NV tnear = N_SET1(0), tfar = N_SET1(tcur), slack = N_SET1(RC_BOX_SLACK);
+
+		for (int a = 0; a < 3; a++) {
+			NV o = N_SET1(q->ov[a]), inv = N_SET1(q->inv[a]);
+			NV n = N_LOAD(rows + q->nrow[a] * BVH_WIDTH + c);
+			NV f = N_LOAD(rows + q->frow[a] * BVH_WIDTH + c);
+
+			tnear = N_MAX(tnear, N_MUL(N_SUB(n, o), inv));
+			tfar = N_MIN(tfar, N_MUL(N_MUL(N_SUB(f, o), inv), slack));
+		}
+		N_STORE(tn + c, tnear);
+		N_STORE(tf + c, tfar);
+		bits |= (unsigned)N_BITS(N_LE(tnear, tfar)) << c;
+	}
+	return bits;
+}
+
+/*
+ * Test the primitives first .. first+count-1 (one leaf) against q. [tleaf,
+ * tlimit] only allows an early miss for a plane crossing certainly outside
+ * it: before the leaf's box, or beyond its exit or the closest hit so far
+ * (a hit on the triangle lies in the leaf's box). Returns 1 when a HIT_ANY
+ * query is answered.
+ */
+KFN static int kern_leaf(const struct mesh *m, const struct rq *q, struct collector *cl,
+			 uint32_t first, uint32_t count, float tleaf, float tlimit)
+{
+	uint32_t end = first + count;
+	uint32_t g0 = LANES == 1 ? first : first / PRIM_LANES * PRIM_LANES;
+	V P = V_SET1(q->P), L = V_SET1(q->L), one = V_SET1(1.0f), two = V_SET1(2.0f);
+	V gamma = V_SET1(RC_GAMMA), eps3 = V_SET1(RC_EPS3), tiny = V_SET1(RC_TINY);
+	V zero = V_SET1(0.0f), inf = V_SET1(INFINITY), slack = V_SET1(RC_BOX_SLACK);
+	V vtleaf = V_SET1(tleaf), vtlimit = V_SET1(tlimit);
+	M flip = q->flip ? M_ALL : M_NONE;
+
+	for (; g0 < end; g0 += LANES) {
+		VI id = I_LOAD_ID(m, g0);
+		M exact = I_FLAG(id, PRIM_EXACT), negnk = I_FLAG(id, PRIM_NEG_NK);
+		V r0 = V_LOAD_ROW(m, g0, 0), r1 = V_LOAD_ROW(m, g0, 1), r2 = V_LOAD_ROW(m, g0, 2);
+		V r3 = V_LOAD_ROW(m, g0, 3), r4 = V_LOAD_ROW(m, g0, 4), r5 = V_LOAD_ROW(m, g0, 5);
+		V r6 = V_LOAD_ROW(m, g0, 6), r7 = V_LOAD_ROW(m, g0, 7), r8 = V_LOAD_ROW(m, g0, 8);
+		V J0, J1, J2, K0, K1, K2, zj, zk, s2, ez, den, aj, ak, ad, uj, uk, vj, vk, U, Vv, W;
+		V s, T, e, bU, bV, bW;
+		M same, far, m_slow, rest, beyond, before, outside, inside, nearp, fin, front;
+		unsigned valid = (1u << LANES) - 1, hit, slow;
+
+		/* lanes g0 + l with first <= g0 + l < end */
+		if (g0 < first)
+			valid &= ~0u << (first - g0);
+		if (end - g0 < LANES)
+			valid &= (1u << (end - g0)) - 1;
+		I_GATHER(q, id, J0, J1, J2, K0, K1, K2);
+		zj = V_ADD(V_ADD(V_ADD(V_MUL(r6, J0), V_MUL(r7, J1)), J2), r8);
+		zk = V_ADD(V_ADD(V_ADD(V_MUL(r6, K0), V_MUL(r7, K1)), K2), r8);
+		s2 = V_ADD(V_ADD(V_ABS(r6), V_ABS(r7)), one);
+		ez = V_ADD(V_MUL(gamma, V_ADD(V_MUL(s2, P), V_ABS(r8))), tiny);
+		aj = V_ABS(zj);
+		ak = V_ABS(zk);
+		/* same side of the plane: a miss unless an end is within rounding of it */
+		same = M_AND(M_NOT(M_XOR(M_GT(zj, zero), M_GT(zk, zero))),
+			     M_AND(M_NE(zj, zero), M_NE(zk, zero)));
+		far = M_AND(M_GT(aj, ez), M_GT(ak, ez));
+		/* rest: lanes still open; a lane leaving it without joining m_slow
+		 * is a certain miss */
+		m_slow = M_ANDNOT(far, same);
+		rest = M_NOT(same);
+		/* an overflowed or NaN value decides nothing: exact test */
+		fin = M_AND(M_AND(M_LT(aj, inf), M_LT(ak, inf)), M_LT(ez, inf));
+		den = V_SUB(zj, zk);
+		ad = V_ABS(den);
+		/* the crossing's true fraction lies in [(|zj|-ez) / (|den|+2ez),
+		 * (|zj|+ez) / (|den|-2ez)]: certainly beyond the leaf or the closest
+		 * hit, or certainly before the leaf's box */
+		beyond = M_GT(V_MUL(V_SUB(aj, ez), L),
+			      V_MUL(V_MUL(vtlimit, V_ADD(ad, V_MUL(two, ez))), slack));
+		before = M_AND(M_GT(ad, V_MUL(V_SET1(4.0f), ez)),
+			       M_LT(V_MUL(V_MUL(V_ADD(aj, ez), L), slack),
+				    V_MUL(vtleaf, V_SUB(ad, V_MUL(two, ez)))));
+		rest = M_ANDNOT(M_OR(beyond, before), rest);
+		if (!((unsigned)M_BITS(M_OR(M_OR(exact, M_NOT(fin)), M_OR(rest, m_slow))) & valid))
+			continue;	/* every lane a certain miss already */
+		uj = V_ADD(V_ADD(V_MUL(r0, J0), V_MUL(r1, J1)), r2);
+		uk = V_ADD(V_ADD(V_MUL(r0, K0), V_MUL(r1, K1)), r2);
+		vj = V_ADD(V_ADD(V_MUL(r3, J0), V_MUL(r4, J1)), r5);
+		vk = V_ADD(V_ADD(V_MUL(r3, K0), V_MUL(r4, K1)), r5);
+		U = V_SUB(V_MUL(zj, uk), V_MUL(zk, uj));
+		Vv = V_SUB(V_MUL(zj, vk), V_MUL(zk, vj));
+		W = V_SUB(V_SUB(den, U), Vv);
+		s = V_MAX(V_MAX(V_ADD(V_ABS(r0), V_ABS(r1)), V_ADD(V_ABS(r3), V_ABS(r4))), s2);
+		T = V_MAX(V_MAX(V_ABS(r2), V_ABS(r5)), V_ABS(r8));
+		e = V_ADD(V_MUL(gamma, V_ADD(V_MUL(s, P), T)), tiny);
+		bU = V_ADD(V_ADD(V_MUL(e, V_ADD(V_ADD(V_ADD(V_ADD(aj, ak), V_ABS(uj)), V_ABS(uk)),
+						V_MUL(two, e))),
+				 V_MUL(eps3, V_ADD(V_ABS(V_MUL(zj, uk)), V_ABS(V_MUL(zk, uj))))), tiny);
+		bV = V_ADD(V_ADD(V_MUL(e, V_ADD(V_ADD(V_ADD(V_ADD(aj, ak), V_ABS(vj)), V_ABS(vk)),
+						V_MUL(two, e))),
+				 V_MUL(eps3, V_ADD(V_ABS(V_MUL(zj, vk)), V_ABS(V_MUL(zk, vj))))), tiny);
+		bW = V_ADD(V_ADD(V_ADD(V_MUL(two, e), bU), bV),
+			   V_MUL(eps3, V_ADD(V_ADD(V_ADD(aj, ak), V_ABS(U)), V_ABS(Vv))));
+		outside = M_AND(M_OR(M_OR(M_LT(U, V_NEG(bU)), M_LT(Vv, V_NEG(bV))), M_LT(W, V_NEG(bW))),
+				M_OR(M_OR(M_GT(U, bU), M_GT(Vv, bV)), M_GT(W, bW)));
+		rest = M_ANDNOT(outside, rest);
+		inside = M_OR(M_AND(M_AND(M_GT(U, bU), M_GT(Vv, bV)), M_GT(W, bW)),
+			      M_AND(M_AND(M_LT(U, V_NEG(bU)), M_LT(Vv, V_NEG(bV))), M_LT(W, V_NEG(bW))));
+		nearp = M_OR(M_LE(aj, ez), M_LE(ak, ez));
+		m_slow = M_OR(m_slow, M_AND(rest, M_OR(M_NOT(inside), nearp)));
+		rest = M_AND(rest, M_ANDNOT(nearp, inside));
+		front = M_XOR(M_XOR(M_GT(den, zero), negnk), flip);
+		if (q->cull)
+			rest = M_AND(rest, front);	/* back faces: misses */
+		fin = M_AND(fin, M_AND(M_LT(bW, inf), M_LT(V_ABS(W), inf)));
+		slow = (unsigned)M_BITS(M_OR(exact, M_OR(M_NOT(fin), m_slow))) & valid;
+		hit = (unsigned)M_BITS(M_ANDNOT(exact, M_AND(fin, rest))) & valid;
+		if (hit | slow) {
+			float t[LANES], u[LANES], v[LANES];
+
+			/* a certain crossing lies inside the segment: clamp the rounded t */
+			V_STORE(t, V_MIN(V_MUL(V_DIV(zj, den), L), L));
+			V_STORE(u, V_DIV(U, den));
+			V_STORE(v, V_DIV(Vv, den));
+			if (rc_lanes(m, q, cl, g0, hit, slow, (unsigned)M_BITS(front), t, u, v))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Walk the BVH nearest child first, leaves feeding cl: the nearest child hit
+ * is visited next without going through the stack, the others wait on it
+ * sorted far to near. The stack cannot fill (bvh.h bounds the depth); if it
+ * ever did, the query starts over as a scan of every primitive, so the
+ * answer is never cut short.
+ */
+KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl)
+{
+	struct kern_stack stack[BVH_STACK_MAX];
+	int sp = 0;
+	float tcur = q->L;
+	struct kern_stack cur = { 0, 0, 0, q->L };
+
+	for (;;) {
+		if (cur.count) {
+			if (kern_leaf(m, q, cl, cur.child, cur.count, cur.tn,
+				      cur.tf < tcur ? cur.tf : tcur))
+				return;
+			if (cl->mode == HIT_CLOSEST && cl->found && cl->best.t < tcur)
+				tcur = cl->best.t;
+		} else {
+			const struct bvh_node *nd = &m->bvh.nodes[cur.child];
+			float tn[BVH_WIDTH], tf[BVH_WIDTH];
+			unsigned mask = kern_node(nd, q, tcur, tn, tf);
+
+			if (mask) {
+				int c = __builtin_ctz(mask);
+
+				mask &= mask - 1;
+				if (mask) {
+					/* two or more: keys of distance bits and slot,
+					 * sorted far to near onto the stack */
+					uint32_t key[BVH_WIDTH];
+					int no = 0, base = sp;
+
+					mask |= 1u << c;
+					if (sp + BVH_WIDTH > BVH_STACK_MAX)
+						goto overflow;
+					while (mask) {
+						uint32_t bits;
+						int p;
+
+						c = __builtin_ctz(mask);
+						mask &= mask - 1;
+						/* tn >= 0: its bits order like its value */
+						memcpy(&bits, &tn[c], sizeof(bits));
+						bits = (bits & ~7u) | (uint32_t)c;
+						for (p = no++; p > 0 && key[p - 1] < bits; p--)
+							key[p] = key[p - 1];
+						key[p] = bits;
+					}
+					for (int i = 0; i < no - 1; i++) {
+						int ch = (int)(key[i] & 7);
+
+						uint32_t ref = nd->ref[ch];
+
+						stack[base + i] = (struct kern_stack){
+							bvh_ref_index(ref), bvh_ref_count(ref), tn[ch], tf[ch] };
+						if (!bvh_ref_count(ref)) {
+							const char *p = (const char *)&m->bvh.nodes[bvh_ref_index(ref)];
+
+							/* the whole node: four or five lines */
+							__builtin_prefetch(p);
+							__builtin_prefetch(p + 64);
+							__builtin_prefetch(p + 128);
+							__builtin_prefetch(p + 192);
+							__builtin_prefetch(p + sizeof(*nd) - 1);
+						}
+					}
+					sp = base + no - 1;
+					c = (int)(key[no - 1] & 7);
+				}
+				cur = (struct kern_stack){ bvh_ref_index(nd->ref[c]), bvh_ref_count(nd->ref[c]),
+							   tn[c], tf[c] };
+				continue;
+			}
+		}
+		do {
+			if (!sp)
+				return;
+			cur = stack[--sp];
+		} while (cur.tn > tcur);
+	}
+
+overflow:
+	rc_collector_reset(cl);
+	kern_leaf(m, q, cl, 0, (uint32_t)m->nprim, 0, q->L);
+}

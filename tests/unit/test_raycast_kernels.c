@@ -1,0 +1,468 @@
+/* test_raycast_kernels.c - Check suite for the traversal kernels and the
+ * range of the exact path: every kernel (scalar, SSE2, AVX2 where the CPU has
+ * it) against brute force with exact rationals and against each other
+ * (bit-identical answers), the BVH's depth bound, and coordinates across the
+ * float range (2^-100 .. 2^100, 1e35) where every answer must be numeric and
+ * exact. */
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bvh.h"
+#include "bvh_split.h"
+#include "exact.h"
+#include "mesh.h"
+#include "raycast_impl.h"
+#include "testgeom.h"
+
+static const enum rc_isa kernels[] = { RC_ISA_SCALAR, RC_ISA_SSE2, RC_ISA_AVX2 };
+#define NKERNELS (sizeof(kernels) / sizeof(kernels[0]))
+
+static struct mesh *build(const struct tmesh *t)
+{
+	struct mesh *m = NULL;
+
+	ck_assert_int_eq(mesh_build(t->xyz, t->nvert, t->idx, t->ntri, &m, NULL), CORE_OK);
+	return m;
+}
+
+static vec3 vert(const struct tmesh *t, uint32_t v)
+{
+	return v3(t->xyz[3 * v], t->xyz[3 * v + 1], t->xyz[3 * v + 2]);
+}
+
+/* closest hit over every triangle, decided by the GMP oracle */
+struct brute {
+	int hit;
+	double t;
+	uint32_t tri;
+	uint32_t nall;
+};
+
+static struct brute brute_force(const struct tmesh *t, struct ray r, int cull)
+{
+	struct brute b = { 0, INFINITY, 0, 0 };
+
+	for (size_t i = 0; i < t->ntri; i++) {
+		const uint32_t *q = t->idx + 3 * i;
+		vec3 a = vert(t, q[0]), bb = vert(t, q[1]), c = vert(t, q[2]);
+		double th;
+		struct exact_hit eh;
+
+		if (!oracle_ray_triangle(r.origin, r.dir, isfinite(r.tmax) ? r.tmax : -1, a, bb, c, &th))
+			continue;
+		if (cull && !exact_ray_triangle(r.origin, r.dir, r.tmax, a, bb, c, 1, &eh))
+			continue;
+		b.nall++;
+		if (!b.hit || th < b.t) {
+			b.hit = 1;
+			b.t = th;
+			b.tri = (uint32_t)i;
+		}
+	}
+	return b;
+}
+
+/* rays at vertices, at edge points, or anywhere in the box of half-size span
+ * around center */
+static struct ray aimed_ray(const struct tmesh *t, struct rng *r, vec3 center, double span,
+			    int finite)
+{
+	struct ray ray;
+	double kind = rng_unit(r);
+	vec3 target;
+
+	if (kind < 0.35) {
+		target = vert(t, (uint32_t)(rng_next(r) % t->nvert));
+	} else if (kind < 0.6) {
+		const uint32_t *q = t->idx + 3 * (rng_next(r) % t->ntri);
+		vec3 a = vert(t, q[0]), b = vert(t, q[1]);
+		float s = rng_unit(r) < 0.5 ? 0.5f : (float)rng_unit(r);
+
+		target = v3(a.x + s * (b.x - a.x), a.y + s * (b.y - a.y), a.z + s * (b.z - a.z));
+	} else {
+		target = v3((float)(center.x + rng_range(r, -span, span)),
+			    (float)(center.y + rng_range(r, -span, span)),
+			    (float)(center.z + rng_range(r, -span, span)));
+	}
+	ray.origin = v3_add(target, v3_scale(rng_dir(r), (float)(rng_range(r, 0.2, 3) * span)));
+	ray.dir = v3_normalize(v3_sub(target, ray.origin));
+	ray.tmax = finite ? (float)(rng_range(r, 0.1, 4) * span) : INFINITY;
+	return ray;
+}
+
+static int finite_hit(const struct hit *h)
+{
+	return isfinite(h->t) && v3_isfinite(h->point) && v3_isfinite(h->normal) &&
+	       isfinite(h->u) && isfinite(h->v);
+}
+
+/*
+ * Every kernel on ray: closest, any and all against brute force, and the
+ * kernels' answers bit-identical to the scalar one. scale: the size of the
+ * geometry (for the distance tolerance).
+ */
+static void check_ray(const struct mesh *m, const struct tmesh *t, struct ray ray, int cull,
+		      double scale, int ray_no)
+{
+	struct brute b = brute_force(t, ray, cull);
+	struct hit ref = { 0 }, *all = malloc(sizeof(*all) * t->ntri), *ref_all;
+	uint32_t ref_n = 0, ref_na = 0;
+
+	ref_all = malloc(sizeof(*ref_all) * t->ntri);
+	ck_assert_ptr_nonnull(all);
+	ck_assert_ptr_nonnull(ref_all);
+	for (size_t k = 0; k < NKERNELS; k++) {
+		struct query_opts oc = { .mode = HIT_CLOSEST, .cull_backfaces = cull, .max_hits = 1 };
+		struct query_opts oa = { .mode = HIT_ANY, .cull_backfaces = cull, .max_hits = 1 };
+		struct query_opts ol = { .mode = HIT_ALL, .cull_backfaces = cull,
+					 .max_hits = (uint32_t)t->ntri };
+		struct hit h = { 0 }, ha = { 0 };
+		uint32_t n, na, nl, total;
+
+		if (!rc_isa_supported(kernels[k]))
+			continue;
+		ck_assert_int_eq(mesh_raycast_isa(m, &ray, &oc, &h, &n, NULL, kernels[k]), CORE_OK);
+		ck_assert_msg((int)n == b.hit, "ray %d kernel %d: closest %u, brute force %d", ray_no,
+			      (int)kernels[k], n, b.hit);
+		if (n) {
+			ck_assert_msg(finite_hit(&h), "ray %d kernel %d: non-finite answer", ray_no,
+				      (int)kernels[k]);
+			ck_assert_msg(fabs(h.t - b.t) <= 1e-4 * (b.t + scale / v3_dot(ray.dir, ray.dir)),
+				      "ray %d kernel %d: t %.9g, exact %.9g", ray_no, (int)kernels[k],
+				      h.t, b.t);
+		}
+		ck_assert_int_eq(mesh_raycast_isa(m, &ray, &oa, &ha, &na, NULL, kernels[k]), CORE_OK);
+		ck_assert_int_eq((int)na, b.hit);
+		ck_assert_int_eq(mesh_raycast_isa(m, &ray, &ol, all, &nl, &total, kernels[k]), CORE_OK);
+		ck_assert_uint_eq(nl, b.nall);
+		ck_assert_uint_eq(total, b.nall);
+		if (k == 0) {
+			ref = h;
+			ref_n = n;
+			ref_na = nl;
+			memcpy(ref_all, all, sizeof(*all) * nl);
+			continue;
+		}
+		/* bit-identical to the scalar kernel */
+		ck_assert_uint_eq(n, ref_n);
+		ck_assert_msg(!n || !memcmp(&h, &ref, sizeof(h)), "ray %d kernel %d differs from scalar",
+			      ray_no, (int)kernels[k]);
+		ck_assert_uint_eq(nl, ref_na);
+		ck_assert(!memcmp(all, ref_all, sizeof(*all) * nl));
+	}
+	free(all);
+	free(ref_all);
+}
+
+static void check_mesh(const struct tmesh *t, struct rng *r, int nrays, vec3 center, double span)
+{
+	struct mesh *m = build(t);
+
+	for (int i = 0; i < nrays; i++)
+		check_ray(m, t, aimed_ray(t, r, center, span, i % 3 == 0), i % 4 == 1, span, i);
+	mesh_unref(m);
+}
+
+START_TEST(kernels_match_brute_force_soup)
+{
+	/* leaves start anywhere in a block of four: every lane mask occurs */
+	struct rng r = { 21000 + (uint64_t)_i };
+	struct tmesh t;
+
+	tmesh_soup(&t, 100 + 400 * (size_t)_i, 10, &r);
+	check_mesh(&t, &r, 250, v3(0, 0, 0), 10);
+	tmesh_release(&t);
+}
+END_TEST
+
+START_TEST(kernels_match_brute_force_closed)
+{
+	struct rng r = { 22000 + (uint64_t)_i };
+	struct tmesh t;
+
+	tmesh_sphere(&t, 4 + 3 * _i, v3(1, -2, 0.5f), 3);
+	check_mesh(&t, &r, 250, v3(1, -2, 0.5f), 3);
+	tmesh_release(&t);
+}
+END_TEST
+
+START_TEST(kernels_match_brute_force_grid)
+{
+	struct rng r = { 23000 + (uint64_t)_i };
+	struct tmesh t;
+
+	tmesh_grid(&t, 16, -8, 1, &r, _i ? 0.5f : 0);	/* flat: rays in the plane too */
+	check_mesh(&t, &r, 250, v3(0, 0, 0), 8);
+	tmesh_release(&t);
+}
+END_TEST
+
+/* ---- the float range: spheres of radius 2^e, e in [-100, 100], centred up
+ * to 4 radii away; vertices and edge points aimed at exactly */
+START_TEST(scale_sweep_numeric_and_exact)
+{
+	struct rng r = { 24000 + (uint64_t)_i };
+
+	for (int s = 0; s < 12; s++) {
+		int e = -100 + (int)(rng_next(&r) % 201);
+		double radius;
+		vec3 c;
+		struct tmesh t;
+
+		if (_i == 0 && s == 0)
+			e = 100;	/* both ends for sure */
+		if (_i == 1 && s == 0)
+			e = -100;
+		radius = ldexp(1, e);
+		c = v3((float)(rng_range(&r, -4, 4) * radius), (float)(rng_range(&r, -4, 4) * radius),
+		       (float)(rng_range(&r, -4, 4) * radius));
+		tmesh_sphere(&t, 3, c, (float)radius);
+		check_mesh(&t, &r, 40, c, radius);
+		tmesh_release(&t);
+	}
+}
+END_TEST
+
+START_TEST(huge_triangle_through_vertex)
+{
+	/* issue 10: vertices at 1e35, a ray through one of them answered null */
+	float xyz[9] = { 1e35f, 1e35f, 1e35f, -1e35f, 1e35f, 1e35f, 1e35f, -1e35f, 1e35f };
+	uint32_t idx[3] = { 0, 1, 2 };
+	struct tmesh t = { xyz, 3, idx, 1 };
+	struct ray rays[] = {
+		{ v3(1e35f, 1e35f, 2e35f), v3(0, 0, -1), INFINITY },		/* at vertex 0 */
+		{ v3(0, 1e35f, 3e35f), v3(0, 0, -1), INFINITY },		/* at an edge */
+		{ v3(0, 0, 0), v3(0.57735026f, 0.57735026f, 0.57735026f), INFINITY },
+		{ v3(1e35f, 1e35f, -3e38f), v3(0, 0, 1), INFINITY },	/* from the far end */
+		{ v3(FLT_MAX, FLT_MAX, FLT_MAX), v3(-1, -1, -1), INFINITY },
+	};
+	struct mesh *m = build(&t);
+
+	struct ray beyond = { v3(1e35f, 1e35f, -FLT_MAX), v3(0, 0, 1), INFINITY };
+	struct query_opts o = { .mode = HIT_CLOSEST, .max_hits = 1 };
+	struct hit h;
+	uint32_t n = 1;
+
+	for (size_t i = 0; i < sizeof(rays) / sizeof(rays[0]); i++)
+		check_ray(m, &t, rays[i], 0, 1e35, (int)i);
+	/* a hit at t > FLT_MAX has no float distance: not reported (mesh.h) */
+	ck_assert_int_eq(mesh_raycast(m, &beyond, &o, &h, &n, NULL), CORE_OK);
+	ck_assert_uint_eq(n, 0);
+	mesh_unref(m);
+}
+END_TEST
+
+START_TEST(depth_is_bounded)
+{
+	/* triangles at exponentially spaced positions (a hard case for SAH):
+	 * the tree stays within the bound the traversal stack is sized for,
+	 * and every kernel still equals brute force */
+	size_t n = 3000;
+	struct tmesh t;
+	struct mesh *m;
+	struct rng r = { 25000 };
+
+	t.nvert = 3 * n;
+	t.ntri = n;
+	t.xyz = malloc(sizeof(*t.xyz) * 3 * t.nvert);
+	t.idx = malloc(sizeof(*t.idx) * 3 * t.ntri);
+	ck_assert_ptr_nonnull(t.xyz);
+	ck_assert_ptr_nonnull(t.idx);
+	for (size_t i = 0; i < n; i++) {
+		float x = ldexpf(1, (int)(i % 200) - 100) * (1 + (float)(i / 200));
+
+		for (int v = 0; v < 3; v++) {
+			t.xyz[9 * i + 3 * v] = x + (v == 1 ? x * 0.1f : 0);
+			t.xyz[9 * i + 3 * v + 1] = v == 2 ? x * 0.1f : 0;
+			t.xyz[9 * i + 3 * v + 2] = 0;
+			t.idx[3 * i + v] = (uint32_t)(3 * i + v);
+		}
+	}
+	m = build(&t);
+	ck_assert_uint_le(m->bvh.depth, BVH_MAX_DEPTH);
+	for (int i = 0; i < 60; i++)
+		check_ray(m, &t, aimed_ray(&t, &r, v3(0, 0, 0), 1, 0), 0, 1, i);
+	mesh_unref(m);
+	tmesh_release(&t);
+}
+END_TEST
+
+START_TEST(median_split_halves)
+{
+	/* the split that bounds the depth (bvh.h): each half at most ceil(n/2),
+	 * every centroid on the left no larger than any on the right along the
+	 * axis of widest spread, bounds exact */
+	struct rng r = { 28000 + (uint64_t)_i };
+	uint32_t n = 2 + (uint32_t)(rng_next(&r) % 5000);
+	struct bvh_prim *p = malloc(sizeof(*p) * n);
+	struct range all = { .begin = 0, .end = n }, l, rr;
+	int w = 0;
+	float spread[3];
+
+	ck_assert_ptr_nonnull(p);
+	box_empty(&all.bounds);
+	for (uint32_t i = 0; i < n; i++) {
+		float x = (float)rng_range(&r, -10, 10), y = (float)rng_range(&r, -1, 1);
+		float z = _i ? 0.5f : (float)rng_range(&r, -3, 3);	/* _i: many equal centroids */
+
+		if (_i && i % 3)
+			x = 1;
+		p[i] = (struct bvh_prim){ { x, y, z }, i, { x + 0.1f, y + 0.2f, z + 0.3f }, 0 };
+		box_grow_prim(&all.bounds, &p[i]);
+	}
+	for (int k = 0; k < 3; k++) {
+		float lo = FLT_MAX, hi = -FLT_MAX;
+
+		for (uint32_t i = 0; i < n; i++) {
+			lo = fminf(lo, p[i].lo[k] + p[i].hi[k]);
+			hi = fmaxf(hi, p[i].lo[k] + p[i].hi[k]);
+		}
+		spread[k] = hi - lo;
+	}
+	for (int k = 1; k < 3; k++)
+		if (spread[k] > spread[w])
+			w = k;
+	bvh_split_median(p, &all, &l, &rr);
+	ck_assert_uint_eq(l.begin, 0);
+	ck_assert_uint_eq(l.end, rr.begin);
+	ck_assert_uint_eq(rr.end, n);
+	ck_assert_uint_le(l.end - l.begin, (n + 1) / 2);
+	ck_assert_uint_le(rr.end - rr.begin, (n + 1) / 2);
+	ck_assert_uint_ge(l.end - l.begin, 1);
+	for (uint32_t i = l.begin; i < l.end; i++)
+		for (uint32_t j = rr.begin; j < rr.end; j += 1 + j % 7)
+			ck_assert(p[i].lo[w] + p[i].hi[w] <= p[j].lo[w] + p[j].hi[w]);
+	{
+		struct box bl, br;
+
+		box_empty(&bl);
+		box_empty(&br);
+		for (uint32_t i = l.begin; i < l.end; i++)
+			box_grow_prim(&bl, &p[i]);
+		for (uint32_t i = rr.begin; i < rr.end; i++)
+			box_grow_prim(&br, &p[i]);
+		ck_assert(!memcmp(&bl, &l.bounds, sizeof(bl)));
+		ck_assert(!memcmp(&br, &rr.bounds, sizeof(br)));
+	}
+	free(p);
+}
+END_TEST
+
+/* ---- the threaded build: the same tree as one thread's */
+START_TEST(threaded_build_same_leaf_order)
+{
+	size_t n = 150000;
+	struct bvh_prim *a = malloc(sizeof(*a) * n), *b = malloc(sizeof(*b) * n);
+	struct rng r = { 26000 };
+	struct bvh ta, tb;
+	size_t leaves_a = 0, leaves_b = 0;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	for (size_t i = 0; i < n; i++) {
+		float x = (float)rng_range(&r, -100, 100), y = (float)rng_range(&r, -100, 100);
+		float z = (float)rng_range(&r, -5, 5), s = (float)rng_range(&r, 0.01, 2);
+
+		a[i] = (struct bvh_prim){ { x, y, z }, (uint32_t)i, { x + s, y + s, z + s / 4 }, 0 };
+	}
+	memcpy(b, a, sizeof(*a) * n);
+	ck_assert_int_eq(bvh_build(a, n, 1, &ta), CORE_OK);
+	ck_assert_int_eq(bvh_build(b, n, 4, &tb), CORE_OK);
+	/* partitioning does not depend on the threads: same leaf order, same
+	 * node count, every primitive in exactly one leaf */
+	ck_assert_uint_eq(ta.nnodes, tb.nnodes);
+	ck_assert_uint_eq(ta.depth, tb.depth);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq(a[i].id, b[i].id);
+	for (size_t k = 0; k < ta.nnodes; k++) {
+		for (int s = 0; s < BVH_WIDTH; s++) {
+			leaves_a += bvh_ref_count(ta.nodes[k].ref[s]);
+			leaves_b += bvh_ref_count(tb.nodes[k].ref[s]);
+			if (bvh_ref_count(tb.nodes[k].ref[s]) == 0 && tb.nodes[k].ref[s] != BVH_EMPTY)
+				ck_assert_uint_lt(bvh_ref_index(tb.nodes[k].ref[s]), tb.nnodes);
+		}
+	}
+	ck_assert_uint_eq(leaves_a, n);
+	ck_assert_uint_eq(leaves_b, n);
+	bvh_release(&ta);
+	bvh_release(&tb);
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(threaded_build_answers)
+{
+	/* a flat 240 x 240 grid (115 200 triangles, built on threads): every
+	 * downward ray hits at its height, every upward one misses */
+	struct rng r = { 27000 };
+	struct tmesh t;
+	struct mesh *m;
+
+	tmesh_grid(&t, 240, -120, 1, &r, 0);
+	m = build(&t);
+	for (int i = 0; i < 3000; i++) {
+		struct ray ray = { v3((float)rng_range(&r, -119, 119), (float)rng_range(&r, 0.5, 30),
+				      (float)rng_range(&r, -119, 119)),
+				   rng_dir(&r), INFINITY };
+		float tt = -ray.origin.y / ray.dir.y;
+		vec3 p = v3_add(ray.origin, v3_scale(ray.dir, tt));
+		int inside = ray.dir.y < 0 && fabsf(p.x) < 119.9f && fabsf(p.z) < 119.9f;
+
+		for (size_t k = 0; k < NKERNELS; k++) {
+			struct query_opts o = { .mode = HIT_CLOSEST, .max_hits = 1 };
+			struct hit h;
+			uint32_t n;
+
+			if (!rc_isa_supported(kernels[k]))
+				continue;
+			ck_assert_int_eq(mesh_raycast_isa(m, &ray, &o, &h, &n, NULL, kernels[k]), CORE_OK);
+			if (inside) {
+				ck_assert_uint_eq(n, 1);
+				ck_assert(fabs(h.t - tt) <= 1e-4 * (1 + tt));
+			} else if (ray.dir.y >= 0) {
+				ck_assert_uint_eq(n, 0);
+			}
+		}
+	}
+	mesh_unref(m);
+	tmesh_release(&t);
+}
+END_TEST
+
+static Suite *kernels_suite(void)
+{
+	Suite *s = suite_create("raycast_kernels");
+	TCase *tc = tcase_create("kernels");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, kernels_match_brute_force_soup, 0, 3);
+	tcase_add_loop_test(tc, kernels_match_brute_force_closed, 0, 2);
+	tcase_add_loop_test(tc, kernels_match_brute_force_grid, 0, 2);
+	tcase_add_test(tc, depth_is_bounded);
+	tcase_add_loop_test(tc, median_split_halves, 0, 4);
+	tcase_add_test(tc, threaded_build_same_leaf_order);
+	tcase_add_test(tc, threaded_build_answers);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("range");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, scale_sweep_numeric_and_exact, 0, 4);
+	tcase_add_test(tc, huge_triangle_through_vertex);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(kernels_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
