@@ -10,11 +10,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mesh_data m;
-	char msg[128];
+	struct api_fail f;
 	enum api_err err;
 
 	/* a small limit, so that the too-many-triangles path is reachable */
-	err = obj_parse((const char *)data, size, 64, &m, msg, sizeof(msg));
+	err = obj_parse((const char *)data, size, 64, &m, &f);
 	/* the contract: empty on failure; on success indices in range, finite */
 	if (err != API_OK && (m.xyz || m.idx || m.nvert || m.ntri))
 		__builtin_trap();
