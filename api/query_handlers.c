@@ -19,19 +19,28 @@ struct query_run {
 	const struct xform *xf;		/* NULL: the mesh is placed at the origin */
 };
 
-/* An item's scratch: room for max_hits core hits and their world hits. */
+/* An item's scratch: room for max_hits core hits, their world hits and, for
+ * mode all, core's candidates (so no ray allocates). */
 static size_t mesh_scratch_bytes(const struct query *q)
 {
-	return (size_t)q->opts.max_hits * (sizeof(struct hit) + sizeof(struct world_hit));
+	size_t n = q->opts.max_hits;
+
+	return n * (sizeof(struct hit) + sizeof(struct world_hit)) +
+	       (q->opts.mode == HIT_ALL ? MESH_ALL_SCRATCH_BYTES(n) : 0);
 }
 
 static enum core_result cast(const struct query_run *run, const struct qray *r, void *scratch,
 			     struct world_hit **wh, uint32_t *nh, uint32_t *total)
 {
+	struct query_opts o = run->q->opts;
 	struct hit *hits = scratch;
 
-	*wh = (struct world_hit *)(hits + run->q->opts.max_hits);
-	return mesh_query(run->mesh, run->xf, r, &run->q->opts, hits, *wh, nh, total);
+	*wh = (struct world_hit *)(hits + o.max_hits);
+	if (o.mode == HIT_ALL) {
+		o.scratch = *wh + o.max_hits;
+		o.scratch_bytes = MESH_ALL_SCRATCH_BYTES(o.max_hits);
+	}
+	return mesh_query(run->mesh, run->xf, r, &o, hits, *wh, nh, total);
 }
 
 /* raycast / segment, JSON: a hit, a miss, or mode all's list. */

@@ -7,11 +7,8 @@
 #include <float.h>
 
 #include "bvh.h"
+#include "vec.h"	/* MINF/MAXF: boxes hold no NaN */
 
-/* fminf/fmaxf honour NaN and are library calls without -ffast-math; boxes
- * hold no NaN, so plain comparisons (one minss/maxss each) do. */
-#define MINF(a, b) ((a) < (b) ? (a) : (b))
-#define MAXF(a, b) ((a) > (b) ? (a) : (b))
 
 struct box {
 	float lo[3], hi[3];

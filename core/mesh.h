@@ -60,7 +60,16 @@ struct query_opts {
 	int cull_backfaces;	/* skip triangles with dot(n, dir) >= 0 */
 	int flip_winding;	/* the world placement mirrors (det < 0): flips front/back */
 	uint32_t max_hits;	/* HIT_ALL: capacity of the hits array, >= 1 */
+	/* HIT_ALL only, optional: MESH_ALL_SCRATCH_BYTES(max_hits) bytes of
+	 * caller memory (4-byte aligned) for the candidates, so a batch
+	 * allocates nothing per ray; NULL (or too small): the call allocates. */
+	void *scratch;
+	size_t scratch_bytes;
 };
+
+/* Bytes of candidate scratch a HIT_ALL query of max_hits hits uses. */
+#define MESH_CAND_BYTES 24
+#define MESH_ALL_SCRATCH_BYTES(max_hits) ((size_t)(max_hits) * MESH_CAND_BYTES)
 
 /* One intersection, in the mesh's own space. t is in units of |ray.dir|.
  * normal is the unit geometric normal (b-a)x(c-a) of the uploaded triangle in

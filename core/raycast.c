@@ -26,11 +26,8 @@
 
 #include "exact.h"
 #include "raycast_impl.h"
+#include "vec.h"	/* MINF/MAXF: rays are validated, nothing here is NaN */
 
-/* fminf/fmaxf are NaN-aware library calls without -ffast-math; nothing here
- * is NaN (rays are validated), so one minss/maxss each will do. */
-#define MINF(a, b) ((a) < (b) ? (a) : (b))
-#define MAXF(a, b) ((a) > (b) ? (a) : (b))
 
 /* Slab test against the root box; 0 when the ray misses the mesh. */
 static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
@@ -276,6 +273,7 @@ enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 	struct collector cl = { .mode = opts->mode };
 	struct rq q;
 	uint32_t i;
+	int owned = 0;
 
 	*nhits = 0;
 	if (total)
@@ -294,9 +292,14 @@ enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 		return CORE_OK;
 	if (opts->mode == HIT_ALL) {
 		cl.cap = opts->max_hits;
-		cl.all = malloc(sizeof(*cl.all) * cl.cap);
-		if (!cl.all)
-			return CORE_ENOMEM;
+		if (opts->scratch && opts->scratch_bytes >= MESH_ALL_SCRATCH_BYTES(cl.cap)) {
+			cl.all = opts->scratch;
+		} else {
+			cl.all = malloc(sizeof(*cl.all) * cl.cap);
+			if (!cl.all)
+				return CORE_ENOMEM;
+			owned = 1;
+		}
 	}
 	if (isa == RC_ISA_AVX2)
 		rc_traverse_avx2(m, &q, &cl);
@@ -311,7 +314,8 @@ enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 		*nhits = cl.n;
 		if (total)
 			*total = cl.total;
-		free(cl.all);
+		if (owned)
+			free(cl.all);
 		return CORE_OK;
 	}
 	if (cl.found) {

@@ -41,6 +41,8 @@ struct cand {
 	int front;
 };
 
+_Static_assert(sizeof(struct cand) <= MESH_CAND_BYTES, "MESH_CAND_BYTES (mesh.h) is too small");
+
 struct collector {
 	enum hit_mode mode;
 	struct cand best;	/* closest / any */

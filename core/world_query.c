@@ -78,7 +78,7 @@ static int visit_static(void *cls, uint32_t i, float *tmax)
 {
 	struct static_ctx *x = cls;
 	const struct instance *in = &x->v->w->inst[i];
-	struct query_opts opts = { x->c->mode, 0, in->xf.det < 0, x->bufcap };
+	struct query_opts opts = { .mode = x->c->mode, .flip_winding = in->xf.det < 0, .max_hits = x->bufcap };
 	struct ray local;
 	uint32_t nh = 0, tot = 0, j;
 	enum core_result r;
@@ -190,8 +190,9 @@ static enum core_result cast_hitbox(const struct hitbox *h, const struct entity 
 		}
 		break;
 	case HITBOX_MESH: {
-		struct query_opts opts = { c->mode == HIT_ALL ? HIT_ALL : HIT_CLOSEST, 0, h->xf->det < 0,
-					   c->mode == HIT_ALL ? bufcap : 1 };
+		struct query_opts opts = { .mode = c->mode == HIT_ALL ? HIT_ALL : HIT_CLOSEST,
+					   .flip_winding = h->xf->det < 0,
+					   .max_hits = c->mode == HIT_ALL ? bufcap : 1 };
 		struct ray local = xform_ray_to_local(h->xf, ray);
 		uint32_t nh = 0, tot = 0, j;
 		enum core_result r;

@@ -5,6 +5,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "exact.h"
 #include "mesh.h"
@@ -166,8 +167,12 @@ static void cross_check(const struct tmesh *t, struct rng *r, int nrays, float s
 {
 	struct mesh *m = build(t);
 	struct hit *all = malloc(sizeof(*all) * t->ntri);
+	struct hit *all2 = malloc(sizeof(*all2) * t->ntri);
+	void *cand = malloc(MESH_ALL_SCRATCH_BYTES(t->ntri));
 
 	ck_assert_ptr_nonnull(all);
+	ck_assert_ptr_nonnull(all2);
+	ck_assert_ptr_nonnull(cand);
 	for (int i = 0; i < nrays; i++) {
 		int finite = i % 3 == 0, cull = i % 4 == 1;
 		struct ray ray = random_ray(t, r, span, finite);
@@ -190,7 +195,19 @@ static void cross_check(const struct tmesh *t, struct rng *r, int nrays, float s
 		ck_assert_uint_eq(total, b.nall);
 		for (uint32_t k = 1; k < na; k++)
 			ck_assert(all[k - 1].t <= all[k].t);
+		/* the caller's candidate scratch (a batch's) gives the same hits */
+		oa.scratch = cand;
+		oa.scratch_bytes = MESH_ALL_SCRATCH_BYTES(t->ntri);
+		memset(all2, 0xa5, sizeof(*all2) * t->ntri);
+		ck_assert_int_eq(mesh_raycast(m, &ray, &oa, all2, &n, &total), CORE_OK);
+		ck_assert_uint_eq(n, na);
+		ck_assert_uint_eq(total, b.nall);
+		for (uint32_t k = 0; k < na; k++)
+			ck_assert(all2[k].triangle == all[k].triangle && all2[k].t == all[k].t &&
+				  all2[k].u == all[k].u && all2[k].v == all[k].v);
 	}
+	free(cand);
+	free(all2);
 	free(all);
 	mesh_unref(m);
 }

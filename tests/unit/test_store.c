@@ -90,7 +90,7 @@ static size_t triangles_of(const struct mesh *m)
 static size_t ray_count(const struct mesh *m, float z0)
 {
 	struct ray ray = { v3(0.25f, 0.25f, z0 - 1.0f), v3(0, 0, 1), INFINITY };
-	struct query_opts opts = { HIT_ALL, 0, 0, STACK_MAX };
+	struct query_opts opts = { .mode = HIT_ALL, .max_hits = STACK_MAX };
 	struct hit hits[STACK_MAX];
 	uint32_t nhits = 0, total = 0;
 

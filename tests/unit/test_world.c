@@ -146,8 +146,8 @@ START_TEST(test_tlas_vs_brute_force)
 		sh.ray.tmax = n % 3 ? INFINITY : (float)rng_range(&g, 10, 150);
 		sh.layers = n % 4 ? WORLD_LAYERS_ALL : 0x5u;
 		for (i = 0; i < NINST; i++) {
-			struct query_opts o = { HIT_CLOSEST, 0, in[i].xf.det < 0, 1 };
-			struct query_opts oa = { HIT_ALL, 0, in[i].xf.det < 0, 64 };
+			struct query_opts o = { .mode = HIT_CLOSEST, .flip_winding = in[i].xf.det < 0, .max_hits = 1 };
+			struct query_opts oa = { .mode = HIT_ALL, .flip_winding = in[i].xf.det < 0, .max_hits = 64 };
 			struct ray local = xform_ray_to_local(&in[i].xf, &sh.ray);
 
 			if (!((sh.layers >> in[i].layer) & 1))
