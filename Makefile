@@ -35,12 +35,13 @@ CPPFLAGS += -D_GNU_SOURCE -Icore -Iapi -Iserver
 CFLAGS += -std=gnu11 -g -pthread $(WARN) $(SANFLAGS) -MMD -MP
 LDFLAGS += -pthread $(SANFLAGS)
 
-PKGS_BUILD := gcc make pkg-config libmicrohttpd-dev libcjson-dev
-PKGS_TEST := check libgmp-dev curl openssl python3 procps prometheus
+PKGS_BUILD := gcc make pkg-config libmicrohttpd-dev libcjson-dev libhiredis-dev
+PKGS_TEST := check libgmp-dev curl openssl python3 procps prometheus redis-server nginx-light
 PKG_CFLAGS = $(shell pkg-config --cflags libcjson libmicrohttpd 2>/dev/null)
 CJSON_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 MHD_LIBS = $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt)
+HIREDIS_LIBS = $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
 
 CORE_SRC := $(wildcard core/*.c)
 API_SRC := $(wildcard api/*.c)
@@ -115,7 +116,7 @@ $(BUILD)/server/openapi_blob.o: $(BUILD)/server/openapi_blob.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/collisiond: $(BUILD)/server/main.o $(BUILD)/libserver.a $(BUILD)/libapi.a $(BUILD)/libcore.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(MHD_LIBS) $(CJSON_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(MHD_LIBS) $(CJSON_LIBS) $(HIREDIS_LIBS) -lm
 
 $(BUILD)/collisiond-bench: $(BUILD)/bench/collisiond_bench.o $(BUILD)/libapi.a $(BUILD)/libcore.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CJSON_LIBS) -lm
@@ -123,7 +124,7 @@ $(BUILD)/collisiond-bench: $(BUILD)/bench/collisiond_bench.o $(BUILD)/libapi.a $
 # every tests/unit/test_X.c is one Check suite, linked with everything below server/main.c
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_SUPPORT_OBJ) $(BUILD)/libserver.a $(BUILD)/libapi.a $(BUILD)/libcore.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(MHD_LIBS) $(CJSON_LIBS) -lgmp -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(MHD_LIBS) $(CJSON_LIBS) $(HIREDIS_LIBS) -lgmp -lm
 
 # ---- running
 run: deps

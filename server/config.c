@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "mesh.h"
+#include "store_redis.h"
 
 #define KEY_MAX 256
 #define PEM_MAX (1 << 20)
@@ -41,6 +42,9 @@ const char config_usage[] =
 	"  --data-dir DIR           keep uploaded meshes in DIR, reload at start\n"
 	"  --demo                   store the built-in demo mesh \"demo\"\n"
 	"  --connection-timeout S   close idle connections after S seconds (30)\n"
+	"  --store URL              keep meshes in Redis, shared by replicas:\n"
+	"                           redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]\n"
+	"  --store-password PASS    Redis password (prefer COLLISIOND_STORE_PASSWORD)\n"
 	"  --help                   this text\n"
 	"  --version                print the version\n";
 
@@ -80,6 +84,9 @@ static const struct opt opts[] = {
 	{ "data-dir", OPT_PATH, F(data_dir), 0, 0 },
 	{ "demo", OPT_BOOL, F(demo), 0, 0 },
 	{ "connection-timeout", OPT_UINT, F(connection_timeout), 1, 86400 },
+	/* replicas */
+	{ "store", OPT_PATH, F(store), 0, 0 },
+	{ "store-password", OPT_KEY, F(store_password), 0, 0 },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -296,6 +303,20 @@ static int check_combinations(const struct config *cfg, char *err, size_t errlen
 		snprintf(err, errlen,
 			 "--read-key: needs --api-key (without it everyone may already write)");
 		return -1;
+	}
+	/* replicas */
+	if (cfg->store && cfg->data_dir) {
+		snprintf(err, errlen, "--store: cannot be combined with --data-dir (Redis keeps the meshes)");
+		return -1;
+	}
+	if (cfg->store) {
+		struct store_redis_url u;
+		char why[160];
+
+		if (store_redis_parse_url(cfg->store, NULL, &u, why, sizeof(why))) {
+			snprintf(err, errlen, "--store: %s", why);
+			return -1;
+		}
 	}
 	return 0;
 }

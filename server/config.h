@@ -38,6 +38,10 @@ struct config {
 	int demo;
 	unsigned connection_timeout;	/* seconds */
 
+	/* replicas (store_redis.h): NULL when meshes are not kept in Redis */
+	const char *store;		/* redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] */
+	const char *store_password;	/* overrides the URL's; NULL: none */
+
 	char *tls_cert_pem;		/* owned; filled by config_load_files */
 	char *tls_key_pem;
 };

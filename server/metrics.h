@@ -37,6 +37,10 @@ struct metrics {
 	double start_time;		/* Unix seconds, for process_start_time_seconds */
 	struct metrics_route routes[METRICS_ROUTES];
 	atomic_uint_fast64_t rays[METRICS_KINDS];
+
+	/* --store (store_redis.c): 0 none, 1 down, 2 up; full resyncs done */
+	atomic_int store_state;
+	atomic_uint_fast64_t store_resyncs;
 };
 
 /* Zero everything and note the start time. */

@@ -14,7 +14,7 @@
 static struct api_ctx ctx;
 
 struct persist_log {
-	int puts, deletes, fail_put;
+	int puts, deletes, fail_put, fail_delete;
 	char last[80];
 	size_t nvert, ntri;
 };
@@ -31,12 +31,13 @@ static int fake_put(void *cls, const char *name, const float *xyz, size_t nvert,
 	return l->fail_put;
 }
 
-static void fake_delete(void *cls, const char *name)
+static int fake_delete(void *cls, const char *name)
 {
 	struct persist_log *l = cls;
 
 	l->deletes++;
 	snprintf(l->last, sizeof(l->last), "%s", name);
+	return l->fail_delete;
 }
 
 static struct persist_log plog;

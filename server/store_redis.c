@@ -1,0 +1,642 @@
+/* store_redis.c - meshes in Redis, shared by replicas: atomic versioned
+ * writes by Lua script, a watcher that subscribes, resyncs and applies
+ * events (contracts and key layout in store_redis.h). */
+#include "store_redis.h"
+
+#include <errno.h>
+#include <hiredis/hiredis.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "mesh.h"
+#include "metrics.h"
+#include "persist.h"
+#include "store.h"
+#include "store_backend.h"
+
+#define KEY_SEQ "collisiond:seq"
+#define KEY_NAMES "collisiond:names"
+#define KEY_MESH "collisiond:mesh:"
+#define CHANNEL "collisiond:events"
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 5000
+#define PING_EVERY_MS 2000
+
+/* KEYS: seq, mesh key, names; ARGV: name, blob, channel. The new version. */
+static const char put_lua[] =
+	"local v = redis.call('INCR', KEYS[1])\n"
+	"redis.call('HSET', KEYS[2], 'v', v, 'd', ARGV[2])\n"
+	"redis.call('SADD', KEYS[3], ARGV[1])\n"
+	"redis.call('PUBLISH', ARGV[3], 'p ' .. v .. ' ' .. ARGV[1])\n"
+	"return v\n";
+/* KEYS: seq, mesh key, names; ARGV: name, channel. The delete's version. */
+static const char del_lua[] =
+	"local v = redis.call('INCR', KEYS[1])\n"
+	"redis.call('DEL', KEYS[2])\n"
+	"redis.call('SREM', KEYS[3], ARGV[1])\n"
+	"redis.call('PUBLISH', ARGV[2], 'd ' .. v .. ' ' .. ARGV[1])\n"
+	"return v\n";
+/* KEYS: seq, names. {seq, names} read atomically. */
+static const char snapshot_lua[] =
+	"return {redis.call('GET', KEYS[1]) or '0', redis.call('SMEMBERS', KEYS[2])}\n";
+
+/* name -> last version applied here (deletes too), open addressing. */
+struct version_slot {
+	char name[STORE_NAME_MAX + 1];
+	uint64_t version;
+};
+
+struct store_redis {
+	struct store_redis_url url;
+	char where[300];		/* redis://HOST:PORT/DB, for logs */
+	pthread_t watcher;
+	int watcher_running;
+	atomic_int up;
+
+	pthread_mutex_t wlock;		/* guards wconn */
+	redisContext *wconn;		/* the writers' connection */
+
+	pthread_mutex_t vlock;		/* guards the table */
+	struct version_slot *slots;
+	size_t nslots, nused;		/* nslots a power of two */
+};
+
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* The slot of name, or the empty slot where it belongs. vlock held. */
+static struct version_slot *slot_find(struct version_slot *slots, size_t n, const char *name)
+{
+	size_t i = name_hash(name) & (n - 1);
+
+	while (slots[i].name[0] && strcmp(slots[i].name, name) != 0)
+		i = (i + 1) & (n - 1);
+	return &slots[i];
+}
+
+static uint64_t version_get(struct store_redis *r, const char *name, int *known)
+{
+	struct version_slot *s;
+	uint64_t v = 0;
+
+	pthread_mutex_lock(&r->vlock);
+	s = r->nslots ? slot_find(r->slots, r->nslots, name) : NULL;
+	if (s && s->name[0])
+		v = s->version;
+	if (known)
+		*known = s && s->name[0];
+	pthread_mutex_unlock(&r->vlock);
+	return v;
+}
+
+/* Record name's version. 0, or -1 when out of memory (then the next event
+ * for the name is applied again, which is harmless). */
+static int version_set(struct store_redis *r, const char *name, uint64_t v)
+{
+	struct version_slot *s, *grown;
+	size_t i, n;
+	int rc = 0;
+
+	pthread_mutex_lock(&r->vlock);
+	if ((r->nused + 1) * 2 > r->nslots) {
+		n = r->nslots ? r->nslots * 2 : 256;
+		grown = n <= SIZE_MAX / sizeof(*grown) ? calloc(n, sizeof(*grown)) : NULL;
+		if (!grown) {
+			rc = -1;
+			goto out_unlock;
+		}
+		for (i = 0; i < r->nslots; i++)
+			if (r->slots[i].name[0])
+				*slot_find(grown, n, r->slots[i].name) = r->slots[i];
+		free(r->slots);
+		r->slots = grown;
+		r->nslots = n;
+	}
+	s = slot_find(r->slots, r->nslots, name);
+	if (!s->name[0]) {
+		snprintf(s->name, sizeof(s->name), "%s", name);
+		r->nused++;
+	}
+	s->version = v;
+out_unlock:
+	pthread_mutex_unlock(&r->vlock);
+	return rc;
+}
+
+static void set_state(struct store_backend *b, int up)
+{
+	struct store_redis *r = b->impl;
+
+	atomic_store(&r->up, up);
+	if (b->metrics)
+		atomic_store(&b->metrics->store_state, up ? 2 : 1);
+}
+
+/* Connect, authenticate, select the database. NULL with why filled. */
+static redisContext *rconnect(struct store_redis *r, char *why, size_t len)
+{
+	struct timeval connect_tv = { 1, 0 }, cmd_tv = { 30, 0 };
+	redisContext *c;
+	redisReply *rep;
+
+	c = redisConnectWithTimeout(r->url.host, (int)r->url.port, connect_tv);
+	if (!c || c->err) {
+		snprintf(why, len, "%s", c ? c->errstr : "out of memory");
+		redisFree(c);
+		return NULL;
+	}
+	redisSetTimeout(c, cmd_tv);
+	if (r->url.password[0]) {
+		rep = r->url.user[0] ?
+			redisCommand(c, "AUTH %s %s", r->url.user, r->url.password) :
+			redisCommand(c, "AUTH %s", r->url.password);
+		if (!rep || rep->type == REDIS_REPLY_ERROR) {
+			snprintf(why, len, "AUTH: %s", rep ? rep->str : c->errstr);
+			goto out_fail;
+		}
+		freeReplyObject(rep);
+	}
+	if (r->url.db) {
+		rep = redisCommand(c, "SELECT %u", r->url.db);
+		if (!rep || rep->type == REDIS_REPLY_ERROR) {
+			snprintf(why, len, "SELECT %u: %s", r->url.db, rep ? rep->str : c->errstr);
+			goto out_fail;
+		}
+		freeReplyObject(rep);
+	}
+	return c;
+
+out_fail:
+	if (rep)
+		freeReplyObject(rep);
+	redisFree(c);
+	return NULL;
+}
+
+/* Run a write script on the writers' connection (reconnecting once, since a
+ * put or delete may be repeated): its version, or 0 when Redis cannot be
+ * reached or refused (logged). */
+static uint64_t run_script(struct store_backend *b, const char *name, int argc,
+			   const char **argv, const size_t *lens)
+{
+	struct store_redis *r = b->impl;
+	redisReply *rep = NULL;
+	uint64_t v = 0;
+	char why[160] = "";
+	int attempt;
+
+	pthread_mutex_lock(&r->wlock);
+	for (attempt = 0; attempt < 2 && !rep; attempt++) {
+		if (!r->wconn)
+			r->wconn = rconnect(r, why, sizeof(why));
+		if (!r->wconn)
+			break;
+		rep = redisCommandArgv(r->wconn, argc, argv, lens);
+		if (!rep) {
+			snprintf(why, sizeof(why), "%s", r->wconn->errstr);
+			redisFree(r->wconn);
+			r->wconn = NULL;
+		}
+	}
+	if (rep && rep->type == REDIS_REPLY_INTEGER && rep->integer > 0)
+		v = (uint64_t)rep->integer;
+	else if (rep)
+		snprintf(why, sizeof(why), "%s", rep->type == REDIS_REPLY_ERROR ? rep->str :
+				 "unexpected reply");
+	pthread_mutex_unlock(&r->wlock);
+	if (rep)
+		freeReplyObject(rep);
+	if (!v && b->log)
+		log_msg(b->log, LOG_WARN, "store: write of %s to %s failed: %s", name, r->where, why);
+	return v;
+}
+
+static enum sb_result redis_put(struct store_backend *b, const char *name, const float *xyz,
+				size_t nvert, const uint32_t *idx, size_t ntri)
+{
+	struct store_redis *r = b->impl;
+	char key[sizeof(KEY_MESH) + STORE_NAME_MAX];
+	const char *argv[9];
+	size_t lens[9], len, i;
+	void *blob;
+	uint64_t v;
+
+	if (!atomic_load(&r->up))
+		return SB_UNAVAILABLE;
+	if (persist_encode(xyz, nvert, idx, ntri, &blob, &len)) {
+		if (b->log)
+			log_msg(b->log, LOG_ERROR, "store: cannot encode %s: out of memory", name);
+		return SB_FAILED;
+	}
+	snprintf(key, sizeof(key), KEY_MESH "%s", name);
+	argv[0] = "EVAL"; argv[1] = put_lua; argv[2] = "3";
+	argv[3] = KEY_SEQ; argv[4] = key; argv[5] = KEY_NAMES;
+	argv[6] = name; argv[7] = blob; argv[8] = CHANNEL;
+	for (i = 0; i < 9; i++)
+		lens[i] = i == 7 ? len : strlen(argv[i]);
+	v = run_script(b, name, 9, argv, lens);
+	free(blob);
+	if (!v)
+		return SB_UNAVAILABLE;
+	version_set(r, name, v);
+	return SB_OK;
+}
+
+static enum sb_result redis_del(struct store_backend *b, const char *name)
+{
+	struct store_redis *r = b->impl;
+	char key[sizeof(KEY_MESH) + STORE_NAME_MAX];
+	const char *argv[8];
+	size_t lens[8], i;
+	uint64_t v;
+
+	if (!atomic_load(&r->up))
+		return SB_UNAVAILABLE;
+	snprintf(key, sizeof(key), KEY_MESH "%s", name);
+	argv[0] = "EVAL"; argv[1] = del_lua; argv[2] = "3";
+	argv[3] = KEY_SEQ; argv[4] = key; argv[5] = KEY_NAMES;
+	argv[6] = name; argv[7] = CHANNEL;
+	for (i = 0; i < 8; i++)
+		lens[i] = strlen(argv[i]);
+	v = run_script(b, name, 8, argv, lens);
+	if (!v)
+		return SB_UNAVAILABLE;
+	version_set(r, name, v);
+	return SB_OK;
+}
+
+static int parse_u64(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (n == 0 || n > 19)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * Fetch name from Redis on c and swap it in when its version is newer than
+ * the one applied here. 0 when done (also when skipped: gone, not newer,
+ * not buildable), -1 on a connection error.
+ */
+static int apply_put(struct store_backend *b, redisContext *c, const char *name)
+{
+	struct store_redis *r = b->impl;
+	redisReply *rep;
+	float *xyz;
+	uint32_t *idx;
+	size_t nvert, ntri;
+	uint64_t v;
+	struct mesh *m;
+	char err[160];
+	int rc = 0;
+
+	rep = redisCommand(c, "HMGET " KEY_MESH "%s v d", name);
+	if (!rep)
+		return -1;
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+	    rep->element[0]->type != REDIS_REPLY_STRING ||
+	    rep->element[1]->type != REDIS_REPLY_STRING)
+		goto out_free;	/* deleted since: its event follows */
+	if (parse_u64(rep->element[0]->str, rep->element[0]->len, &v) ||
+	    v <= version_get(r, name, NULL))
+		goto out_free;
+	if (persist_decode(rep->element[1]->str, rep->element[1]->len, b->max_triangles, &xyz,
+			   &nvert, &idx, &ntri, err, sizeof(err))) {
+		if (b->log)
+			log_msg(b->log, LOG_WARN, "store: skipping %s (%s): %s", name, r->where, err);
+		goto out_free;
+	}
+	freeReplyObject(rep);
+	rep = NULL;
+	rc = store_backend_build(b, name, r->where, xyz, nvert, idx, ntri, &m);
+	free(xyz);
+	free(idx);
+	if (rc)
+		return 0;
+	store_backend_lock(b, name);
+	if (v > version_get(r, name, NULL)) {
+		store_backend_swap(b, name, r->where, m);
+		version_set(r, name, v);
+	} else {
+		mesh_unref(m);
+	}
+	store_backend_unlock(b, name);
+	return 0;
+
+out_free:
+	freeReplyObject(rep);
+	return rc;
+}
+
+/* A delete at version v: drop name unless something newer is here. */
+static void apply_delete(struct store_backend *b, const char *name, uint64_t v)
+{
+	struct store_redis *r = b->impl;
+
+	store_backend_lock(b, name);
+	if (v > version_get(r, name, NULL)) {
+		store_delete(b->store, name);
+		version_set(r, name, v);
+	}
+	store_backend_unlock(b, name);
+}
+
+static int cmp_str(const void *a, const void *c)
+{
+	return strcmp(*(char *const *)a, *(char *const *)c);
+}
+
+/* Bring memory up to Redis on c: newer meshes in, deleted ones out. 0, or -1
+ * on a connection error or cancel. *loaded: meshes fetched. */
+static int resync(struct store_backend *b, redisContext *c, size_t *loaded, size_t *dropped)
+{
+	struct store_redis *r = b->impl;
+	redisReply *snap, *names, *rep;
+	struct store_entry *e = NULL;
+	char **sorted = NULL;
+	uint64_t seq, v;
+	size_t i, n = 0;
+	int rc = -1, known;
+
+	*loaded = *dropped = 0;
+	snap = redisCommand(c, "EVAL %s 2 %s %s", snapshot_lua, KEY_SEQ, KEY_NAMES);
+	if (!snap || snap->type != REDIS_REPLY_ARRAY || snap->elements != 2 ||
+	    snap->element[0]->type != REDIS_REPLY_STRING ||
+	    snap->element[1]->type != REDIS_REPLY_ARRAY ||
+	    parse_u64(snap->element[0]->str, snap->element[0]->len, &seq))
+		goto out_free;
+	names = snap->element[1];
+	sorted = malloc((names->elements ? names->elements : 1) * sizeof(*sorted));
+	if (!sorted)
+		goto out_free;
+	for (i = 0; i < names->elements; i++) {
+		const char *name = names->element[i]->str;
+
+		if (atomic_load(&b->cancel))
+			goto out_free;
+		if (names->element[i]->type != REDIS_REPLY_STRING || !store_name_valid(name))
+			continue;
+		sorted[n++] = names->element[i]->str;
+		rep = redisCommand(c, "HGET " KEY_MESH "%s v", name);
+		if (!rep)
+			goto out_free;
+		v = 0;
+		if (rep->type == REDIS_REPLY_STRING)
+			parse_u64(rep->str, rep->len, &v);
+		freeReplyObject(rep);
+		if (v > version_get(r, name, NULL)) {
+			if (apply_put(b, c, name))
+				goto out_free;
+			(*loaded)++;
+		}
+	}
+	/* names applied from Redis earlier and gone from it at seq: deleted */
+	qsort(sorted, n, sizeof(*sorted), cmp_str);
+	if (store_list(b->store, &e, &i) == CORE_OK) {
+		size_t k, ne = i;
+
+		for (k = 0; k < ne; k++) {
+			const char *key = e[k].name;
+
+			if (bsearch(&key, sorted, n, sizeof(*sorted), cmp_str))
+				continue;
+			v = version_get(r, e[k].name, &known);
+			if (known && v <= seq) {
+				apply_delete(b, e[k].name, seq);
+				(*dropped)++;
+			}
+		}
+		store_list_free(e, ne);
+	}
+	rc = 0;
+out_free:
+	free(sorted);
+	if (snap)
+		freeReplyObject(snap);
+	return rc;
+}
+
+/* One pub/sub message: "p V NAME" or "d V NAME". -1 on a connection error. */
+static int handle_event(struct store_backend *b, redisContext *sync, redisReply *msg)
+{
+	const char *p, *sp;
+	char name[STORE_NAME_MAX + 1];
+	uint64_t v;
+	size_t nl;
+
+	if (msg->type != REDIS_REPLY_ARRAY || msg->elements != 3 ||
+	    msg->element[2]->type != REDIS_REPLY_STRING ||
+	    strcmp(msg->element[0]->str, "message") != 0)
+		return 0;
+	p = msg->element[2]->str;
+	if ((p[0] != 'p' && p[0] != 'd') || p[1] != ' ' || !(sp = strchr(p + 2, ' ')))
+		return 0;
+	nl = strlen(sp + 1);
+	if (parse_u64(p + 2, (size_t)(sp - p - 2), &v) || nl > STORE_NAME_MAX)
+		return 0;
+	memcpy(name, sp + 1, nl + 1);
+	if (!store_name_valid(name))
+		return 0;
+	if (p[0] == 'd') {
+		apply_delete(b, name, v);
+		return 0;
+	}
+	if (v <= version_get(b->impl, name, NULL))
+		return 0;	/* our own write, or older than what is here */
+	return apply_put(b, sync, name);
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* Apply events until a connection error (-1) or cancel (0). */
+static int listen_events(struct store_backend *b, redisContext *sub, redisContext *sync)
+{
+	double last_ping = now_ms();
+
+	for (;;) {
+		struct pollfd pfd = { sub->fd, POLLIN, 0 };
+		void *reply = NULL;
+		int k;
+
+		if (redisGetReplyFromReader(sub, &reply) != REDIS_OK)
+			return -1;
+		if (reply) {
+			k = handle_event(b, sync, reply);
+			freeReplyObject(reply);
+			if (k)
+				return -1;
+			continue;
+		}
+		if (atomic_load(&b->cancel))
+			return 0;
+		k = poll(&pfd, 1, 200);
+		if (k < 0 && errno != EINTR)
+			return -1;
+		if (k > 0 && redisBufferRead(sub) != REDIS_OK)
+			return -1;
+		if (now_ms() - last_ping > PING_EVERY_MS) {
+			redisReply *pong = redisCommand(sync, "PING");
+
+			if (!pong)
+				return -1;
+			freeReplyObject(pong);
+			last_ping = now_ms();
+		}
+	}
+}
+
+static void *watch_main(void *arg)
+{
+	struct store_backend *b = arg;
+	struct store_redis *r = b->impl;
+	unsigned backoff = BACKOFF_MIN_MS;
+	redisContext *sub, *sync;
+	redisReply *rep;
+	size_t loaded, dropped;
+	char why[160];
+	int logged_down = 0;
+	double t0;
+
+	while (!atomic_load(&b->cancel)) {
+		t0 = now_ms();
+		why[0] = '\0';
+		sub = rconnect(r, why, sizeof(why));
+		sync = sub ? rconnect(r, why, sizeof(why)) : NULL;
+		rep = sync ? redisCommand(sub, "SUBSCRIBE " CHANNEL) : NULL;
+		if (rep && rep->type == REDIS_REPLY_ARRAY) {
+			if (resync(b, sync, &loaded, &dropped) == 0) {
+				set_state(b, 1);
+				if (b->metrics)
+					atomic_fetch_add(&b->metrics->store_resyncs, 1);
+				if (b->ready)
+					atomic_store(b->ready, 1);
+				if (b->log)
+					log_msg(b->log, LOG_INFO,
+						"store: %s connected and subscribed; resync fetched %zu meshes, dropped %zu, in %.0f ms",
+						r->where, loaded, dropped, now_ms() - t0);
+				logged_down = 0;
+				backoff = BACKOFF_MIN_MS;
+				if (listen_events(b, sub, sync) == 0)
+					snprintf(why, sizeof(why), "stopping");
+				else
+					snprintf(why, sizeof(why), "%s", sub->err ? sub->errstr :
+						 sync->err ? sync->errstr : "connection lost");
+			} else if (!why[0]) {
+				snprintf(why, sizeof(why), "resync failed: %s",
+					 sync->err ? sync->errstr : "unexpected reply");
+			}
+		} else if (sub && !why[0]) {
+			snprintf(why, sizeof(why), "SUBSCRIBE: %s", sub->errstr[0] ? sub->errstr :
+				 "refused");
+		}
+		if (rep)
+			freeReplyObject(rep);
+		redisFree(sub);
+		redisFree(sync);
+		set_state(b, 0);
+		if (atomic_load(&b->cancel))
+			break;
+		if (!logged_down && b->log)
+			log_msg(b->log, LOG_WARN,
+				"store: %s unavailable (%s); queries answer from memory, writes get 503 store_unavailable; reconnecting with backoff",
+				r->where, why);
+		logged_down = 1;
+		store_backend_sleep(b, backoff);
+		backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+	}
+	return NULL;
+}
+
+static int redis_start(struct store_backend *b)
+{
+	struct store_redis *r = b->impl;
+
+	if (pthread_create(&r->watcher, NULL, watch_main, b) != 0)
+		return -1;
+	r->watcher_running = 1;
+	return 0;
+}
+
+static void redis_close(struct store_backend *b)
+{
+	struct store_redis *r = b->impl;
+
+	if (!r)
+		return;
+	if (r->watcher_running)
+		pthread_join(r->watcher, NULL);
+	redisFree(r->wconn);
+	pthread_mutex_destroy(&r->wlock);
+	pthread_mutex_destroy(&r->vlock);
+	free(r->slots);
+	free(r);
+}
+
+static const struct store_backend_ops redis_ops = {
+	.kind = "redis",
+	.put = redis_put,
+	.del = redis_del,
+	.start = redis_start,
+	.close = redis_close,
+};
+
+int store_redis_open(struct store_backend *b, const char *url, const char *password, char *err,
+		     size_t errlen)
+{
+	struct store_redis *r;
+	char why[160];
+
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		snprintf(err, errlen, "--store: out of memory");
+		return -1;
+	}
+	if (store_redis_parse_url(url, password, &r->url, why, sizeof(why))) {
+		snprintf(err, errlen, "--store: %s", why);
+		free(r);
+		return -1;
+	}
+	if (pthread_mutex_init(&r->wlock, NULL)) {
+		free(r);
+		snprintf(err, errlen, "--store: out of resources");
+		return -1;
+	}
+	if (pthread_mutex_init(&r->vlock, NULL)) {
+		pthread_mutex_destroy(&r->wlock);
+		free(r);
+		snprintf(err, errlen, "--store: out of resources");
+		return -1;
+	}
+	snprintf(r->where, sizeof(r->where), strchr(r->url.host, ':') ? "redis://[%s]:%u/%u" :
+		 "redis://%s:%u/%u", r->url.host, r->url.port, r->url.db);
+	atomic_init(&r->up, 0);
+	b->impl = r;
+	b->ops = &redis_ops;
+	if (b->metrics)
+		atomic_store(&b->metrics->store_state, 1);
+	return 0;
+}
