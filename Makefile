@@ -11,6 +11,7 @@
 #   make fuzz          libFuzzer targets (clang), a short run each
 #   make lint-spec     lint api/openapi.yaml (npx @redocly/cli)
 #   make image         the container image from docker/Dockerfile (podman or docker)
+#   make stress-persist  concurrent writers + restarts against the data dir, long (RACE_TRIALS, RACE_ROUNDS)
 #
 # Top-level targets first install missing Debian packages (deps), then run a
 # sub-make, so that pkg-config sees what was just installed.
@@ -56,6 +57,7 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 
 .PHONY: all build run test test-run deps deps-test valgrind bench bench-http fuzz lint-spec image clean
+.PHONY: stress-persist
 .DEFAULT_GOAL := all
 
 all: deps
@@ -167,6 +169,13 @@ lint-spec:
 image:
 	@if command -v podman >/dev/null; then podman build --format docker --pull=never -f docker/Dockerfile -t collisiond .; \
 	 else docker build -f docker/Dockerfile -t collisiond .; fi
+
+# ---- store backends: the persistence races at length (bounded in make test)
+RACE_TRIALS ?= 500
+RACE_ROUNDS ?= 6
+stress-persist: deps-test
+	@$(MAKE) --no-print-directory $(BUILD)/collisiond
+	BUILD=$(BUILD) RACE_TRIALS=$(RACE_TRIALS) RACE_ROUNDS=$(RACE_ROUNDS) bash tests/integration/persist_races.sh
 
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)
 
