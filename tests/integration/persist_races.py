@@ -7,6 +7,8 @@ data dir (or a Redis store), for tests/integration/persist_races.sh.
                                  requests fired together per name; then write
                                  memory's acknowledged state (name -> triangles)
                                  to STATE as JSON and print a summary
+  files DIR N TRIS               write N mesh files DIR/bulk-K.mesh of TRIS
+                                 triangles each (the data-dir form, persist.h)
   check URL PREFIX STATE         compare the daemon's meshes under PREFIX with
                                  STATE: prints "lost N resurrected N wrong N"
                                  and exits 1 unless all are 0
@@ -112,10 +114,35 @@ def check(url, prefix, path):
         print("#   %s: memory had %s, after restart %s" % (n, want.get(n), got.get(n)))
     return 0 if not (lost or resurrected or wrong) else 1
 
+def mesh_file(path, ntri):
+    """persist.h's form: header, float32 vertices, uint32 triangles, FNV hash."""
+    import array
+    import struct
+    nvert = ntri + 2
+    v = array.array("f", [c for i in range(nvert) for c in (float(i), float(i % 7), float(i % 3))])
+    t = array.array("I", [c for i in range(ntri) for c in (i, i + 1, i + 2)])
+    body = b"CLDMESH\0" + struct.pack("<IIQQ", 1, 0, nvert, ntri) + v.tobytes() + t.tobytes()
+    h = 0xcbf29ce484222325
+    for (w,) in struct.iter_unpack("<I", body):
+        h = ((h ^ w) * 0x100000001b3) & 0xffffffffffffffff
+    with open(path, "wb") as f:
+        f.write(body + struct.pack("<Q", h))
+
+def files(d, n, ntri):
+    import os
+    import shutil
+    first = os.path.join(d, "bulk-0.mesh")
+    mesh_file(first, ntri)
+    for k in range(1, n):
+        shutil.copyfile(first, os.path.join(d, "bulk-%d.mesh" % k))
+    return 0
+
 if __name__ == "__main__":
     a = sys.argv[1:]
     if a and a[0] == "race" and len(a) == 5:
         sys.exit(race(a[1], a[2], int(a[3]), a[4]))
+    if a and a[0] == "files" and len(a) == 4:
+        sys.exit(files(a[1], int(a[2]), int(a[3])))
     if a and a[0] == "check" and len(a) == 4:
         sys.exit(check(a[1], a[2], a[3]))
     sys.exit(__doc__)

@@ -37,13 +37,19 @@ test_expect 'a FIFO named *.mesh does not block start-up' '
 test_expect 'SIGTERM stops the daemon promptly after that' '
 	stop_daemon TERM && [ "$daemon_rc" = 0 ]
 '
-# a FIFO that blocks is only possible before the fix; then SIGTERM must
-# still end loading: a second daemon is signalled before /readyz
-test_expect 'SIGTERM during loading ends the daemon' '
+# loading many meshes is interrupted by SIGTERM: the loader stops between
+# files and the daemon exits at once
+BULK=$TMP/bulk
+mkdir -p "$BULK"
+python3 $RACES files "$BULK" 400 20000
+test_expect 'SIGTERM during loading ends the daemon within 2 s, loading interrupted' '
 	PORT=$(free_port)
-	"$DAEMON" --bind 127.0.0.1 --port "$PORT" --data-dir "$DATA" >>"$TMP/daemon.log" 2>&1 &
+	"$DAEMON" --bind 127.0.0.1 --port "$PORT" --data-dir "$BULK" --log-level info >"$TMP/bulk.log" 2>&1 &
 	PID=$!; all_pids="$all_pids $PID"
-	sleep 0.05
-	stop_daemon TERM && [ "$daemon_rc" = 0 ]
+	for ((k = 0; k < 100 * TIME_SCALE; k++)); do grep -q listening "$TMP/bulk.log" && break; sleep 0.02; done
+	[ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$PORT/readyz")" = 503 ] &&
+	t0=$(date +%s%N) && stop_daemon TERM && [ "$daemon_rc" = 0 ] &&
+	[ $(( ($(date +%s%N) - t0) / 1000000 )) -lt $((2000 * TIME_SCALE)) ] &&
+	grep -q "(interrupted)" "$TMP/bulk.log"
 '
 test_done
