@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <hiredis/hiredis.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -529,6 +530,8 @@ static void *watch_main(void *arg)
 		rep = sync ? redisCommand(sub, "SUBSCRIBE " CHANNEL) : NULL;
 		if (rep && rep->type == REDIS_REPLY_ARRAY) {
 			if (resync(b, sync, &loaded, &dropped) == 0) {
+				/* the fetched blobs are freed: give their pages back */
+				malloc_trim(0);
 				set_state(b, 1);
 				if (b->metrics)
 					atomic_fetch_add(&b->metrics->store_resyncs, 1);

@@ -115,12 +115,26 @@ def check(url, prefix, path):
     return 0 if not (lost or resurrected or wrong) else 1
 
 def mesh_file(path, ntri):
-    """persist.h's form: header, float32 vertices, uint32 triangles, FNV hash."""
+    """persist.h's form of a wavy n x n grid of about ntri triangles: header,
+    float32 vertices, uint32 triangles, the FNV-style hash of all words."""
     import array
+    import math
     import struct
-    nvert = ntri + 2
-    v = array.array("f", [c for i in range(nvert) for c in (float(i), float(i % 7), float(i % 3))])
-    t = array.array("I", [c for i in range(ntri) for c in (i, i + 1, i + 2)])
+    n = max(1, int(math.sqrt(ntri / 2)))
+    nvert, ntri = (n + 1) * (n + 1), 2 * n * n
+    v = array.array("f", [0.0]) * (3 * nvert)
+    k = 0
+    for i in range(n + 1):
+        for j in range(n + 1):
+            v[k], v[k + 1], v[k + 2] = i, j, math.sin(i * 0.05) * math.cos(j * 0.07) * 4
+            k += 3
+    t = array.array("I", [0]) * (3 * ntri)
+    k = 0
+    for i in range(n):
+        for j in range(n):
+            a = i * (n + 1) + j
+            t[k:k + 6] = array.array("I", (a, a + 1, a + n + 2, a, a + n + 2, a + n + 1))
+            k += 6
     body = b"CLDMESH\0" + struct.pack("<IIQQ", 1, 0, nvert, ntri) + v.tobytes() + t.tobytes()
     h = 0xcbf29ce484222325
     for (w,) in struct.iter_unpack("<I", body):
