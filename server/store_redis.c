@@ -18,6 +18,7 @@
 #include "persist.h"
 #include "store.h"
 #include "store_backend.h"
+#include "store_versions.h"
 
 #define KEY_SEQ "collisiond:seq"
 #define KEY_NAMES "collisiond:names"
@@ -45,12 +46,6 @@ static const char del_lua[] =
 static const char snapshot_lua[] =
 	"return {redis.call('GET', KEYS[1]) or '0', redis.call('SMEMBERS', KEYS[2])}\n";
 
-/* name -> last version applied here (deletes too), open addressing. */
-struct version_slot {
-	char name[STORE_NAME_MAX + 1];
-	uint64_t version;
-};
-
 struct store_redis {
 	struct store_redis_url url;
 	char where[300];		/* redis://HOST:PORT/DB, for logs */
@@ -61,78 +56,8 @@ struct store_redis {
 	pthread_mutex_t wlock;		/* guards wconn */
 	redisContext *wconn;		/* the writers' connection */
 
-	pthread_mutex_t vlock;		/* guards the table */
-	struct version_slot *slots;
-	size_t nslots, nused;		/* nslots a power of two */
+	struct store_versions versions;	/* name -> last version applied here */
 };
-
-static uint32_t name_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
-/* The slot of name, or the empty slot where it belongs. vlock held. */
-static struct version_slot *slot_find(struct version_slot *slots, size_t n, const char *name)
-{
-	size_t i = name_hash(name) & (n - 1);
-
-	while (slots[i].name[0] && strcmp(slots[i].name, name) != 0)
-		i = (i + 1) & (n - 1);
-	return &slots[i];
-}
-
-static uint64_t version_get(struct store_redis *r, const char *name, int *known)
-{
-	struct version_slot *s;
-	uint64_t v = 0;
-
-	pthread_mutex_lock(&r->vlock);
-	s = r->nslots ? slot_find(r->slots, r->nslots, name) : NULL;
-	if (s && s->name[0])
-		v = s->version;
-	if (known)
-		*known = s && s->name[0];
-	pthread_mutex_unlock(&r->vlock);
-	return v;
-}
-
-/* Record name's version. 0, or -1 when out of memory (then the next event
- * for the name is applied again, which is harmless). */
-static int version_set(struct store_redis *r, const char *name, uint64_t v)
-{
-	struct version_slot *s, *grown;
-	size_t i, n;
-	int rc = 0;
-
-	pthread_mutex_lock(&r->vlock);
-	if ((r->nused + 1) * 2 > r->nslots) {
-		n = r->nslots ? r->nslots * 2 : 256;
-		grown = n <= SIZE_MAX / sizeof(*grown) ? calloc(n, sizeof(*grown)) : NULL;
-		if (!grown) {
-			rc = -1;
-			goto out_unlock;
-		}
-		for (i = 0; i < r->nslots; i++)
-			if (r->slots[i].name[0])
-				*slot_find(grown, n, r->slots[i].name) = r->slots[i];
-		free(r->slots);
-		r->slots = grown;
-		r->nslots = n;
-	}
-	s = slot_find(r->slots, r->nslots, name);
-	if (!s->name[0]) {
-		snprintf(s->name, sizeof(s->name), "%s", name);
-		r->nused++;
-	}
-	s->version = v;
-out_unlock:
-	pthread_mutex_unlock(&r->vlock);
-	return rc;
-}
 
 static void set_state(struct store_backend *b, int up)
 {
@@ -249,7 +174,7 @@ static enum sb_result redis_put(struct store_backend *b, const char *name, const
 	free(blob);
 	if (!v)
 		return SB_UNAVAILABLE;
-	version_set(r, name, v);
+	store_versions_set(&r->versions, name, v);
 	return SB_OK;
 }
 
@@ -272,7 +197,7 @@ static enum sb_result redis_del(struct store_backend *b, const char *name)
 	v = run_script(b, name, 8, argv, lens);
 	if (!v)
 		return SB_UNAVAILABLE;
-	version_set(r, name, v);
+	store_versions_set(&r->versions, name, v);
 	return SB_OK;
 }
 
@@ -317,7 +242,7 @@ static int apply_put(struct store_backend *b, redisContext *c, const char *name)
 	    rep->element[1]->type != REDIS_REPLY_STRING)
 		goto out_free;	/* deleted since: its event follows */
 	if (parse_u64(rep->element[0]->str, rep->element[0]->len, &v) ||
-	    v <= version_get(r, name, NULL))
+	    v <= store_versions_get(&r->versions, name, NULL))
 		goto out_free;
 	if (persist_decode(rep->element[1]->str, rep->element[1]->len, b->max_triangles, &xyz,
 			   &nvert, &idx, &ntri, err, sizeof(err))) {
@@ -333,9 +258,9 @@ static int apply_put(struct store_backend *b, redisContext *c, const char *name)
 	if (rc)
 		return 0;
 	store_backend_lock(b, name);
-	if (v > version_get(r, name, NULL)) {
+	if (v > store_versions_get(&r->versions, name, NULL)) {
 		store_backend_swap(b, name, r->where, m);
-		version_set(r, name, v);
+		store_versions_set(&r->versions, name, v);
 	} else {
 		mesh_unref(m);
 	}
@@ -353,9 +278,9 @@ static void apply_delete(struct store_backend *b, const char *name, uint64_t v)
 	struct store_redis *r = b->impl;
 
 	store_backend_lock(b, name);
-	if (v > version_get(r, name, NULL)) {
+	if (v > store_versions_get(&r->versions, name, NULL)) {
 		store_delete(b->store, name);
-		version_set(r, name, v);
+		store_versions_set(&r->versions, name, v);
 	}
 	store_backend_unlock(b, name);
 }
@@ -403,7 +328,7 @@ static int resync(struct store_backend *b, redisContext *c, size_t *loaded, size
 		if (rep->type == REDIS_REPLY_STRING)
 			parse_u64(rep->str, rep->len, &v);
 		freeReplyObject(rep);
-		if (v > version_get(r, name, NULL)) {
+		if (v > store_versions_get(&r->versions, name, NULL)) {
 			if (apply_put(b, c, name))
 				goto out_free;
 			(*loaded)++;
@@ -419,7 +344,7 @@ static int resync(struct store_backend *b, redisContext *c, size_t *loaded, size
 
 			if (bsearch(&key, sorted, n, sizeof(*sorted), cmp_str))
 				continue;
-			v = version_get(r, e[k].name, &known);
+			v = store_versions_get(&r->versions, e[k].name, &known);
 			if (known && v <= seq) {
 				apply_delete(b, e[k].name, seq);
 				(*dropped)++;
@@ -444,6 +369,7 @@ static int handle_event(struct store_backend *b, redisContext *sync, redisReply 
 	size_t nl;
 
 	if (msg->type != REDIS_REPLY_ARRAY || msg->elements != 3 ||
+	    msg->element[0]->type != REDIS_REPLY_STRING ||
 	    msg->element[2]->type != REDIS_REPLY_STRING ||
 	    strcmp(msg->element[0]->str, "message") != 0)
 		return 0;
@@ -460,7 +386,7 @@ static int handle_event(struct store_backend *b, redisContext *sync, redisReply 
 		apply_delete(b, name, v);
 		return 0;
 	}
-	if (v <= version_get(b->impl, name, NULL))
+	if (v <= store_versions_get(&((struct store_redis *)b->impl)->versions, name, NULL))
 		return 0;	/* our own write, or older than what is here */
 	return apply_put(b, sync, name);
 }
@@ -594,8 +520,7 @@ static void redis_close(struct store_backend *b)
 		pthread_join(r->watcher, NULL);
 	redisFree(r->wconn);
 	pthread_mutex_destroy(&r->wlock);
-	pthread_mutex_destroy(&r->vlock);
-	free(r->slots);
+	store_versions_release(&r->versions);
 	free(r);
 }
 
@@ -628,7 +553,7 @@ int store_redis_open(struct store_backend *b, const char *url, const char *passw
 		snprintf(err, errlen, "--store: out of resources");
 		return -1;
 	}
-	if (pthread_mutex_init(&r->vlock, NULL)) {
+	if (store_versions_init(&r->versions)) {
 		pthread_mutex_destroy(&r->wlock);
 		free(r);
 		snprintf(err, errlen, "--store: out of resources");

@@ -18,6 +18,7 @@
 #include "store_backend.h"
 #include "store_dir.h"
 #include "store_redis.h"
+#include "store_versions.h"
 
 static char tmpdir[64];
 
@@ -316,6 +317,40 @@ START_TEST(test_name_lock_excludes)
 }
 END_TEST
 
+/* ---- applied versions ------------------------------------------------- */
+
+/* Random sets and gets against a plain array: the table grows through
+ * several doublings and never loses or mixes up a name. */
+START_TEST(test_versions_against_array)
+{
+	enum { NAMES = 3000 };
+	static uint64_t oracle[NAMES];
+	struct store_versions t;
+	char name[16];
+	unsigned seed = 12345;
+	int i, k, known;
+
+	memset(oracle, 0, sizeof(oracle));
+	ck_assert_int_eq(store_versions_init(&t), 0);
+	for (i = 0; i < 20000; i++) {
+		seed = seed * 1103515245u + 12345u;
+		k = (int)((seed >> 8) % NAMES);
+		snprintf(name, sizeof(name), "n%d", k);
+		if (seed & 1) {
+			oracle[k] = (uint64_t)i + 1;
+			ck_assert_int_eq(store_versions_set(&t, name, oracle[k]), 0);
+		}
+		ck_assert_uint_eq(store_versions_get(&t, name, &known), oracle[k]);
+		ck_assert_int_eq(known, oracle[k] != 0);
+	}
+	for (k = 0; k < NAMES; k++) {
+		snprintf(name, sizeof(name), "n%d", k);
+		ck_assert_uint_eq(store_versions_get(&t, name, NULL), oracle[k]);
+	}
+	store_versions_release(&t);
+}
+END_TEST
+
 /* ---- the --store URL --------------------------------------------------- */
 
 static const struct url_case {
@@ -384,6 +419,10 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_dir_loader_thread);
 	tcase_add_test(tc, test_dir_open_refuses_file);
 	tcase_add_test(tc, test_name_lock_excludes);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("versions");
+	tcase_add_test(tc, test_versions_against_array);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("url");
