@@ -1,6 +1,7 @@
-/* store_redis.c - meshes in Redis, shared by replicas: atomic versioned
- * writes by Lua script, a watcher that subscribes, resyncs and applies
- * events (contracts and key layout in store_redis.h). */
+/* store_redis.c - meshes in Redis, shared by replicas: connections, atomic
+ * versioned writes by Lua script, and the watcher that subscribes and
+ * reconnects (contracts and key layout in store_redis.h; applying what Redis
+ * holds is store_redis_sync.c). */
 #include "store_redis.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "mesh.h"
@@ -18,12 +20,9 @@
 #include "persist.h"
 #include "store.h"
 #include "store_backend.h"
+#include "store_redis_impl.h"
 #include "store_versions.h"
 
-#define KEY_SEQ "collisiond:seq"
-#define KEY_NAMES "collisiond:names"
-#define KEY_MESH "collisiond:mesh:"
-#define CHANNEL "collisiond:events"
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 #define PING_EVERY_MS 2000
@@ -42,22 +41,6 @@ static const char del_lua[] =
 	"redis.call('SREM', KEYS[3], ARGV[1])\n"
 	"redis.call('PUBLISH', ARGV[2], 'd ' .. v .. ' ' .. ARGV[1])\n"
 	"return v\n";
-/* KEYS: seq, names. {seq, names} read atomically. */
-static const char snapshot_lua[] =
-	"return {redis.call('GET', KEYS[1]) or '0', redis.call('SMEMBERS', KEYS[2])}\n";
-
-struct store_redis {
-	struct store_redis_url url;
-	char where[300];		/* redis://HOST:PORT/DB, for logs */
-	pthread_t watcher;
-	int watcher_running;
-	atomic_int up;
-
-	pthread_mutex_t wlock;		/* guards wconn */
-	redisContext *wconn;		/* the writers' connection */
-
-	struct store_versions versions;	/* name -> last version applied here */
-};
 
 static void set_state(struct store_backend *b, int up)
 {
@@ -68,8 +51,7 @@ static void set_state(struct store_backend *b, int up)
 		atomic_store(&b->metrics->store_state, up ? 2 : 1);
 }
 
-/* Connect, authenticate, select the database. NULL with why filled. */
-static redisContext *rconnect(struct store_redis *r, char *why, size_t len)
+redisContext *store_redis_connect(struct store_redis *r, char *why, size_t len)
 {
 	struct timeval connect_tv = { 1, 0 }, cmd_tv = { 30, 0 };
 	redisContext *c;
@@ -124,7 +106,7 @@ static uint64_t run_script(struct store_backend *b, const char *name, int argc,
 	pthread_mutex_lock(&r->wlock);
 	for (attempt = 0; attempt < 2 && !rep; attempt++) {
 		if (!r->wconn)
-			r->wconn = rconnect(r, why, sizeof(why));
+			r->wconn = store_redis_connect(r, why, sizeof(why));
 		if (!r->wconn)
 			break;
 		rep = redisCommandArgv(r->wconn, argc, argv, lens);
@@ -201,196 +183,6 @@ static enum sb_result redis_del(struct store_backend *b, const char *name)
 	return SB_OK;
 }
 
-static int parse_u64(const char *s, size_t n, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	if (n == 0 || n > 19)
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	*out = v;
-	return 0;
-}
-
-/*
- * Fetch name from Redis on c and swap it in when its version is newer than
- * the one applied here. 0 when done (also when skipped: gone, not newer,
- * not buildable), -1 on a connection error.
- */
-static int apply_put(struct store_backend *b, redisContext *c, const char *name)
-{
-	struct store_redis *r = b->impl;
-	redisReply *rep;
-	float *xyz;
-	uint32_t *idx;
-	size_t nvert, ntri;
-	uint64_t v;
-	struct mesh *m;
-	char err[160];
-	int rc = 0;
-
-	rep = redisCommand(c, "HMGET " KEY_MESH "%s v d", name);
-	if (!rep)
-		return -1;
-	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
-	    rep->element[0]->type != REDIS_REPLY_STRING ||
-	    rep->element[1]->type != REDIS_REPLY_STRING)
-		goto out_free;	/* deleted since: its event follows */
-	if (parse_u64(rep->element[0]->str, rep->element[0]->len, &v) ||
-	    v <= store_versions_get(&r->versions, name, NULL))
-		goto out_free;
-	if (persist_decode(rep->element[1]->str, rep->element[1]->len, b->max_triangles, &xyz,
-			   &nvert, &idx, &ntri, err, sizeof(err))) {
-		if (b->log)
-			log_msg(b->log, LOG_WARN, "store: skipping %s (%s): %s", name, r->where, err);
-		goto out_free;
-	}
-	freeReplyObject(rep);
-	rep = NULL;
-	rc = store_backend_build(b, name, r->where, xyz, nvert, idx, ntri, &m);
-	free(xyz);
-	free(idx);
-	if (rc)
-		return 0;
-	store_backend_lock(b, name);
-	if (v > store_versions_get(&r->versions, name, NULL)) {
-		store_backend_swap(b, name, r->where, m);
-		store_versions_set(&r->versions, name, v);
-	} else {
-		mesh_unref(m);
-	}
-	store_backend_unlock(b, name);
-	return 0;
-
-out_free:
-	freeReplyObject(rep);
-	return rc;
-}
-
-/* A delete at version v: drop name unless something newer is here. */
-static void apply_delete(struct store_backend *b, const char *name, uint64_t v)
-{
-	struct store_redis *r = b->impl;
-
-	store_backend_lock(b, name);
-	if (v > store_versions_get(&r->versions, name, NULL)) {
-		store_delete(b->store, name);
-		store_versions_set(&r->versions, name, v);
-	}
-	store_backend_unlock(b, name);
-}
-
-static int cmp_str(const void *a, const void *c)
-{
-	return strcmp(*(char *const *)a, *(char *const *)c);
-}
-
-/* Bring memory up to Redis on c: newer meshes in, deleted ones out. 0, or -1
- * on a connection error or cancel. *loaded: meshes fetched. */
-static int resync(struct store_backend *b, redisContext *c, size_t *loaded, size_t *dropped)
-{
-	struct store_redis *r = b->impl;
-	redisReply *snap, *names, *rep;
-	struct store_entry *e = NULL;
-	char **sorted = NULL;
-	uint64_t seq, v;
-	size_t i, n = 0;
-	int rc = -1, known;
-
-	*loaded = *dropped = 0;
-	snap = redisCommand(c, "EVAL %s 2 %s %s", snapshot_lua, KEY_SEQ, KEY_NAMES);
-	if (!snap || snap->type != REDIS_REPLY_ARRAY || snap->elements != 2 ||
-	    snap->element[0]->type != REDIS_REPLY_STRING ||
-	    snap->element[1]->type != REDIS_REPLY_ARRAY ||
-	    parse_u64(snap->element[0]->str, snap->element[0]->len, &seq))
-		goto out_free;
-	names = snap->element[1];
-	sorted = malloc((names->elements ? names->elements : 1) * sizeof(*sorted));
-	if (!sorted)
-		goto out_free;
-	for (i = 0; i < names->elements; i++) {
-		const char *name = names->element[i]->str;
-
-		if (atomic_load(&b->cancel))
-			goto out_free;
-		if (names->element[i]->type != REDIS_REPLY_STRING || !store_name_valid(name))
-			continue;
-		sorted[n++] = names->element[i]->str;
-		rep = redisCommand(c, "HGET " KEY_MESH "%s v", name);
-		if (!rep)
-			goto out_free;
-		v = 0;
-		if (rep->type == REDIS_REPLY_STRING)
-			parse_u64(rep->str, rep->len, &v);
-		freeReplyObject(rep);
-		if (v > store_versions_get(&r->versions, name, NULL)) {
-			if (apply_put(b, c, name))
-				goto out_free;
-			(*loaded)++;
-		}
-	}
-	/* names applied from Redis earlier and gone from it at seq: deleted */
-	qsort(sorted, n, sizeof(*sorted), cmp_str);
-	if (store_list(b->store, &e, &i) == CORE_OK) {
-		size_t k, ne = i;
-
-		for (k = 0; k < ne; k++) {
-			const char *key = e[k].name;
-
-			if (bsearch(&key, sorted, n, sizeof(*sorted), cmp_str))
-				continue;
-			v = store_versions_get(&r->versions, e[k].name, &known);
-			if (known && v <= seq) {
-				apply_delete(b, e[k].name, seq);
-				(*dropped)++;
-			}
-		}
-		store_list_free(e, ne);
-	}
-	rc = 0;
-out_free:
-	free(sorted);
-	if (snap)
-		freeReplyObject(snap);
-	return rc;
-}
-
-/* One pub/sub message: "p V NAME" or "d V NAME". -1 on a connection error. */
-static int handle_event(struct store_backend *b, redisContext *sync, redisReply *msg)
-{
-	const char *p, *sp;
-	char name[STORE_NAME_MAX + 1];
-	uint64_t v;
-	size_t nl;
-
-	if (msg->type != REDIS_REPLY_ARRAY || msg->elements != 3 ||
-	    msg->element[0]->type != REDIS_REPLY_STRING ||
-	    msg->element[2]->type != REDIS_REPLY_STRING ||
-	    strcmp(msg->element[0]->str, "message") != 0)
-		return 0;
-	p = msg->element[2]->str;
-	if ((p[0] != 'p' && p[0] != 'd') || p[1] != ' ' || !(sp = strchr(p + 2, ' ')))
-		return 0;
-	nl = strlen(sp + 1);
-	if (parse_u64(p + 2, (size_t)(sp - p - 2), &v) || nl > STORE_NAME_MAX)
-		return 0;
-	memcpy(name, sp + 1, nl + 1);
-	if (!store_name_valid(name))
-		return 0;
-	if (p[0] == 'd') {
-		apply_delete(b, name, v);
-		return 0;
-	}
-	if (v <= store_versions_get(&((struct store_redis *)b->impl)->versions, name, NULL))
-		return 0;	/* our own write, or older than what is here */
-	return apply_put(b, sync, name);
-}
-
 static double now_ms(void)
 {
 	struct timespec t;
@@ -412,7 +204,7 @@ static int listen_events(struct store_backend *b, redisContext *sub, redisContex
 		if (redisGetReplyFromReader(sub, &reply) != REDIS_OK)
 			return -1;
 		if (reply) {
-			k = handle_event(b, sync, reply);
+			k = store_redis_event(b, sync, reply);
 			freeReplyObject(reply);
 			if (k)
 				return -1;
@@ -451,11 +243,11 @@ static void *watch_main(void *arg)
 	while (!atomic_load(&b->cancel)) {
 		t0 = now_ms();
 		why[0] = '\0';
-		sub = rconnect(r, why, sizeof(why));
-		sync = sub ? rconnect(r, why, sizeof(why)) : NULL;
+		sub = store_redis_connect(r, why, sizeof(why));
+		sync = sub ? store_redis_connect(r, why, sizeof(why)) : NULL;
 		rep = sync ? redisCommand(sub, "SUBSCRIBE " CHANNEL) : NULL;
 		if (rep && rep->type == REDIS_REPLY_ARRAY) {
-			if (resync(b, sync, &loaded, &dropped) == 0) {
+			if (store_redis_resync(b, sync, &loaded, &dropped) == 0) {
 				/* the fetched blobs are freed: give their pages back */
 				malloc_trim(0);
 				set_state(b, 1);
