@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "mesh.h"
 #include "persist.h"
 #include "store.h"
@@ -400,6 +401,33 @@ START_TEST(test_url_parse)
 }
 END_TEST
 
+/* --store and COLLISIOND_STORE(_PASSWORD) reach the config; a bad URL or
+ * --store with --data-dir is refused naming --store, without the secret. */
+START_TEST(test_config_store_flags)
+{
+	struct config cfg;
+	char err[320];
+	const char *argv1[] = { "collisiond", "--store", "redis://r:6380/2", NULL };
+	const char *argv2[] = { "collisiond", NULL };
+	const char *env2[] = { "COLLISIOND_STORE=redis://:pw@r", "COLLISIOND_STORE_PASSWORD=s3cret", NULL };
+	const char *argv3[] = { "collisiond", "--store", "redis://r", "--data-dir", "/tmp", NULL };
+	const char *argv4[] = { "collisiond", "--store=http://:s3cret@r", NULL };
+
+	ck_assert_int_eq(config_parse(&cfg, 3, (char *const *)argv1, NULL, err, sizeof(err)), CONFIG_OK);
+	ck_assert_str_eq(cfg.store, "redis://r:6380/2");
+	ck_assert_ptr_null(cfg.store_password);
+	ck_assert_int_eq(config_parse(&cfg, 1, (char *const *)argv2, (char *const *)env2, err, sizeof(err)), CONFIG_OK);
+	ck_assert_str_eq(cfg.store, "redis://:pw@r");
+	ck_assert_str_eq(cfg.store_password, "s3cret");
+	ck_assert_int_eq(config_parse(&cfg, 5, (char *const *)argv3, NULL, err, sizeof(err)), CONFIG_ERROR);
+	ck_assert_ptr_nonnull(strstr(err, "--store"));
+	ck_assert_ptr_nonnull(strstr(err, "--data-dir"));
+	ck_assert_int_eq(config_parse(&cfg, 2, (char *const *)argv4, NULL, err, sizeof(err)), CONFIG_ERROR);
+	ck_assert_ptr_nonnull(strstr(err, "--store"));
+	ck_assert_ptr_null(strstr(err, "s3cret"));
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -427,6 +455,7 @@ static Suite *store_suite(void)
 
 	tc = tcase_create("url");
 	tcase_add_loop_test(tc, test_url_parse, 0, (int)(sizeof(url_cases) / sizeof(url_cases[0])));
+	tcase_add_test(tc, test_config_store_flags);
 	suite_add_tcase(s, tc);
 	return s;
 }
