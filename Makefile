@@ -12,6 +12,7 @@
 #   make lint-spec     lint api/openapi.yaml (npx @redocly/cli)
 #   make image         the container image from docker/Dockerfile (podman or docker)
 #   make stress-persist  concurrent writers + restarts against the data dir, long (RACE_TRIALS, RACE_ROUNDS)
+#   make bench-replicas  time to ready and memory of a replica with SIZE_MB (1024) of meshes in Redis
 #
 # Top-level targets first install missing Debian packages (deps), then run a
 # sub-make, so that pkg-config sees what was just installed.
@@ -57,7 +58,7 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 
 .PHONY: all build run test test-run deps deps-test valgrind bench bench-http fuzz lint-spec image clean
-.PHONY: stress-persist
+.PHONY: stress-persist bench-replicas
 .DEFAULT_GOAL := all
 
 all: deps
@@ -176,6 +177,10 @@ RACE_ROUNDS ?= 6
 stress-persist: deps-test
 	@$(MAKE) --no-print-directory $(BUILD)/collisiond
 	BUILD=$(BUILD) RACE_TRIALS=$(RACE_TRIALS) RACE_ROUNDS=$(RACE_ROUNDS) bash tests/integration/persist_races.sh
+SIZE_MB ?= 1024
+bench-replicas: deps-test
+	@$(MAKE) --no-print-directory $(BUILD)/collisiond
+	BUILD=$(BUILD) SIZE_MB=$(SIZE_MB) bench/replicas_ready.sh
 
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)
 
