@@ -1,5 +1,5 @@
 /* test_config.c - Check suite for server/: flag and environment parsing
- * (config.c) and the demo mesh (demo.c); mesh files are in test_store.c. */
+ * (config.c) and the demo mesh (demo.c); mesh files are in test_store_backend.c. */
 #include <check.h>
 #include <stddef.h>
 #include <stdint.h>
