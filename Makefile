@@ -17,6 +17,8 @@
 #   make stress        peak RSS per request kind (uploads, big response, soak summary)
 #   make soak          the 10-minute mixed-traffic soak (RSS must stay flat)
 #   make image         the container image from docker/Dockerfile (podman or docker)
+#   make stress-persist  concurrent writers + restarts against the data dir, long (RACE_TRIALS, RACE_ROUNDS)
+#   make bench-replicas  time to ready and memory of a replica with SIZE_MB (1024) of meshes in Redis
 #
 # Top-level targets first install missing Debian packages (deps), then run a
 # sub-make, so that pkg-config sees what was just installed.
@@ -41,12 +43,13 @@ CPPFLAGS += -D_GNU_SOURCE -Icore -Iapi -Iserver
 CFLAGS += -std=gnu11 -g -pthread $(WARN) $(SANFLAGS) -MMD -MP
 LDFLAGS += -pthread $(SANFLAGS)
 
-PKGS_BUILD := gcc make pkg-config libmicrohttpd-dev libcjson-dev
-PKGS_TEST := check libgmp-dev curl openssl python3 procps prometheus
+PKGS_BUILD := gcc make pkg-config libmicrohttpd-dev libcjson-dev libhiredis-dev
+PKGS_TEST := check libgmp-dev curl openssl python3 procps prometheus redis-server nginx-light
 PKG_CFLAGS = $(shell pkg-config --cflags libcjson libmicrohttpd 2>/dev/null)
 CJSON_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 MHD_LIBS = $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt)
+HIREDIS_LIBS = $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
 
 CORE_SRC := $(wildcard core/*.c)
 API_SRC := $(wildcard api/*.c)
@@ -61,6 +64,7 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 
 .PHONY: all binaries build run test test-run deps deps-test valgrind bench bench-http fuzz reliability lint-spec image clean
+.PHONY: stress-persist bench-replicas
 .DEFAULT_GOAL := all
 
 # plain `make` on a fresh machine needs only PKGS_BUILD: the test binaries
@@ -124,7 +128,7 @@ $(BUILD)/server/openapi_blob.o: $(BUILD)/server/openapi_blob.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/collisiond: $(BUILD)/server/main.o $(BUILD)/libserver.a $(BUILD)/libapi.a $(BUILD)/libcore.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(MHD_LIBS) $(CJSON_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(MHD_LIBS) $(CJSON_LIBS) $(HIREDIS_LIBS) -lm
 
 $(BUILD)/collisiond-bench: $(BUILD)/bench/collisiond_bench.o $(BUILD)/libapi.a $(BUILD)/libcore.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CJSON_LIBS) -lm
@@ -132,7 +136,7 @@ $(BUILD)/collisiond-bench: $(BUILD)/bench/collisiond_bench.o $(BUILD)/libapi.a $
 # every tests/unit/test_X.c is one Check suite, linked with everything below server/main.c
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_SUPPORT_OBJ) $(BUILD)/libserver.a $(BUILD)/libapi.a $(BUILD)/libcore.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(MHD_LIBS) $(CJSON_LIBS) -lgmp -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(MHD_LIBS) $(CJSON_LIBS) $(HIREDIS_LIBS) -lgmp -lm
 
 # ---- running
 run: deps
@@ -189,6 +193,17 @@ lint-spec:
 image:
 	@if command -v podman >/dev/null; then podman build --format docker --pull=never -f docker/Dockerfile -t collisiond .; \
 	 else docker build -f docker/Dockerfile -t collisiond .; fi
+
+# ---- store backends: the persistence races at length (bounded in make test)
+RACE_TRIALS ?= 500
+RACE_ROUNDS ?= 6
+stress-persist: deps-test
+	@$(MAKE) --no-print-directory $(BUILD)/collisiond
+	BUILD=$(BUILD) RACE_TRIALS=$(RACE_TRIALS) RACE_ROUNDS=$(RACE_ROUNDS) bash tests/integration/persist_races.sh
+SIZE_MB ?= 1024
+bench-replicas: deps-test
+	@$(MAKE) --no-print-directory $(BUILD)/collisiond
+	BUILD=$(BUILD) SIZE_MB=$(SIZE_MB) bench/replicas_ready.sh
 
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)
 

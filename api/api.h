@@ -19,6 +19,11 @@ struct store;
 struct world_registry;
 struct batch_pool;
 
+/* What the persist hooks return. */
+#define API_PERSIST_OK 0
+#define API_PERSIST_FAILED (-1)		/* 500 internal */
+#define API_PERSIST_UNAVAILABLE (-2)	/* 503 store_unavailable */
+
 struct api_limits {
 	size_t max_batch;		/* rays/segments/shots per request (65536) */
 	size_t max_triangles;		/* per mesh (16 M) */
@@ -46,13 +51,19 @@ struct api_ctx {
 	const char *openapi_yaml;	/* served at GET /v1/openapi.yaml */
 	size_t openapi_len;
 	/* Optional persistence (server/), NULL when meshes live in memory only.
+	 * persist_lock / persist_unlock (both or neither) bracket the durable
+	 * write and the swap in memory of one name, so writers of a name reach
+	 * the store and memory in the same order.
 	 * persist_put runs after the mesh is built and before it is swapped in;
-	 * non-zero refuses the upload with 500 and leaves the store unchanged.
-	 * persist_delete runs after a successful delete. */
+	 * persist_delete runs before the name is removed from memory (and to
+	 * undo a put the store then refused). Both return API_PERSIST_*; on a
+	 * failure the request is refused and memory is left unchanged. */
 	void *persist_cls;
 	int (*persist_put)(void *cls, const char *name, const float *xyz, size_t nvert,
 			   const uint32_t *idx, size_t ntri);
-	void (*persist_delete)(void *cls, const char *name);
+	int (*persist_delete)(void *cls, const char *name);
+	void (*persist_lock)(void *cls, const char *name);
+	void (*persist_unlock)(void *cls, const char *name);
 	/* Optional worker threads for big batches (batch.h), NULL: every batch
 	 * runs on the calling thread. */
 	struct batch_pool *pool;

@@ -15,6 +15,7 @@ enum api_err {
 	API_PAYLOAD_TOO_LARGE,		/* 413 payload_too_large */
 	API_UNSUPPORTED_MEDIA_TYPE,	/* 415 unsupported_media_type */
 	API_NOT_READY,			/* 503 not_ready */
+	API_STORE_UNAVAILABLE,		/* 503 store_unavailable (--store down) */
 	API_INTERNAL,			/* 500 internal */
 	API_WORLD_NOT_FOUND,		/* 404 world_not_found */
 	API_CONFLICT,			/* 409 conflict (a snapshot tick that does not increase) */

@@ -58,20 +58,45 @@ void handle_mesh_get(const struct api_ctx *ctx, const struct api_request *req,
 	encode_mesh_info(&resp->body, m->name, version, &mi);
 }
 
+/* The answer for a failed persist hook (API_PERSIST_*). */
+static void respond_persist_error(struct api_response *resp, int pr, const char *failed)
+{
+	if (pr == API_PERSIST_UNAVAILABLE)
+		api_respond_error(resp, API_STORE_UNAVAILABLE,
+				  "the mesh store is unavailable; retry later");
+	else
+		api_respond_error(resp, API_INTERNAL, failed);
+}
+
 void handle_mesh_delete(const struct api_ctx *ctx, const struct api_request *req,
 			const struct api_match *m, struct api_response *resp)
 {
+	struct mesh *mesh;
 	char msg[128];
+	int pr;
 
-	if (store_delete(ctx->store, m->name) != CORE_OK) {
+	if (ctx->persist_lock)
+		ctx->persist_lock(ctx->persist_cls, m->name);
+	mesh = store_get(ctx->store, m->name, NULL);
+	if (mesh) {
+		mesh_unref(mesh);
+		pr = ctx->persist_delete ? ctx->persist_delete(ctx->persist_cls, m->name) :
+					   API_PERSIST_OK;
+		if (pr != API_PERSIST_OK) {
+			respond_persist_error(resp, pr, "could not remove the stored mesh");
+			goto out_unlock;
+		}
+	}
+	if (!mesh || store_delete(ctx->store, m->name) != CORE_OK) {
 		snprintf(msg, sizeof(msg), "no mesh named '%s'", m->name);
 		api_respond_error(resp, API_MESH_NOT_FOUND, msg);
-		return;
+		goto out_unlock;
 	}
-	if (ctx->persist_delete)
-		ctx->persist_delete(ctx->persist_cls, m->name);
 	resp->status = 204;
 	resp->content_type = NULL;	/* no body, no Content-Type */
+out_unlock:
+	if (ctx->persist_unlock)
+		ctx->persist_unlock(ctx->persist_cls, m->name);
 }
 
 /* The api answer for a mesh_build failure. */
@@ -101,8 +126,9 @@ static void respond_build_error(struct api_response *resp, enum core_result r, s
 }
 
 /*
- * Build off to the side, persist, then swap in: a failure at any step
- * leaves the store as it was. 201 for a new name, 200 for a replace.
+ * Build off to the side, then persist and swap in under the name's persist
+ * lock: a failure at any step leaves the store as it was. 201 for a new
+ * name, 200 for a replace.
  */
 void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 		     const struct api_match *m, struct api_response *resp)
@@ -114,7 +140,7 @@ void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 	struct mesh *mesh;
 	enum core_result r;
 	uint64_t version;
-	int created;
+	int created, pr;
 	char msg[128];
 
 	if (!max_tris || max_tris > MESH_MAX_TRIANGLES)
@@ -128,10 +154,13 @@ void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 		respond_build_error(resp, r, bad, max_tris);
 		goto out_release_data;
 	}
-	if (ctx->persist_put &&
-	    ctx->persist_put(ctx->persist_cls, m->name, d.xyz, d.nvert, d.idx, d.ntri)) {
-		api_respond_error(resp, API_INTERNAL, "could not persist the mesh");
-		goto out_unref_mesh;
+	if (ctx->persist_lock)
+		ctx->persist_lock(ctx->persist_cls, m->name);
+	pr = ctx->persist_put ? ctx->persist_put(ctx->persist_cls, m->name, d.xyz, d.nvert, d.idx,
+						 d.ntri) : API_PERSIST_OK;
+	if (pr != API_PERSIST_OK) {
+		respond_persist_error(resp, pr, "could not persist the mesh");
+		goto out_unlock;
 	}
 	mesh_get_info(mesh, &mi);
 	r = store_put(ctx->store, m->name, mesh, ctx->limits.max_meshes, &version, &created);
@@ -147,11 +176,13 @@ void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 		} else {
 			api_respond_error(resp, API_INTERNAL, "out of memory storing the mesh");
 		}
-		goto out_release_data;
+		goto out_unlock;
 	}
 	resp->status = created ? 201 : 200;
 	encode_mesh_info(&resp->body, m->name, version, &mi);
-out_unref_mesh:
+out_unlock:
+	if (ctx->persist_unlock)
+		ctx->persist_unlock(ctx->persist_cls, m->name);
 	mesh_unref(mesh);
 out_release_data:
 	mesh_data_release(&d);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "mesh.h"
+#include "store_redis.h"
 
 #define KEY_MAX 256
 #define PEM_MAX (1 << 20)
@@ -55,6 +56,9 @@ const char config_usage[] =
 	"                           per --min-body-rate bytes received (60)\n"
 	"  --min-body-rate SIZE     bytes per second a body earns beyond\n"
 	"                           --body-timeout; 0 = no floor (32K)\n"
+	"  --store URL              keep meshes in Redis, shared by replicas:\n"
+	"                           redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]\n"
+	"  --store-password PASS    Redis password (prefer COLLISIOND_STORE_PASSWORD)\n"
 	"  --help                   this text\n"
 	"  --version                print the version\n";
 
@@ -104,6 +108,9 @@ static const struct opt opts[] = {
 	{ "header-timeout", OPT_UINT, F(header_timeout), 1, 86400 },
 	{ "body-timeout", OPT_UINT, F(body_timeout), 1, 86400 },
 	{ "min-body-rate", OPT_COUNT, F(min_body_rate), 0, (uint64_t)1 << 30 },	/* 1 GiB/s: no overflow in ns */
+	/* replicas */
+	{ "store", OPT_PATH, F(store), 0, 0 },
+	{ "store-password", OPT_KEY, F(store_password), 0, 0 },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -330,6 +337,20 @@ static int check_combinations(const struct config *cfg, char *err, size_t errlen
 		snprintf(err, errlen,
 			 "--read-key: needs --api-key (without it everyone may already write)");
 		return -1;
+	}
+	/* replicas */
+	if (cfg->store && cfg->data_dir) {
+		snprintf(err, errlen, "--store: cannot be combined with --data-dir (Redis keeps the meshes)");
+		return -1;
+	}
+	if (cfg->store) {
+		struct store_redis_url u;
+		char why[160];
+
+		if (store_redis_parse_url(cfg->store, NULL, &u, why, sizeof(why))) {
+			snprintf(err, errlen, "--store: %s", why);
+			return -1;
+		}
 	}
 	return 0;
 }

@@ -48,6 +48,10 @@ struct config {
 	unsigned body_timeout;		/* seconds of grace for a body ... */
 	size_t min_body_rate;		/* ... plus 1 s per this many bytes; 0 = no floor */
 
+	/* replicas (store_redis.h): NULL when meshes are not kept in Redis */
+	const char *store;		/* redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] */
+	const char *store_password;	/* overrides the URL's; NULL: none */
+
 	char *tls_cert_pem;		/* owned; filled by config_load_files */
 	char *tls_key_pem;
 };

@@ -16,9 +16,11 @@
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
-#include "persist.h"
 #include "store.h"
 #include "world_registry.h"
+#include "store_backend.h"
+#include "store_dir.h"
+#include "store_redis.h"
 
 #define SHUTDOWN_GRACE_MS 10000
 
@@ -41,7 +43,8 @@ static void raise_fd_limit(void)
 static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 {
 	struct api_ctx api;
-	struct persist persist;
+	struct store_backend backend;
+	int have_backend = cfg->data_dir || cfg->store;
 	struct metrics *metrics;
 	struct http_server *http;
 	struct http_params hp;
@@ -50,7 +53,7 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 	int sig, status = 1;
 
 	memset(&api, 0, sizeof(api));
-	atomic_init(&ready, cfg->data_dir ? 0 : 1);
+	atomic_init(&ready, have_backend ? 0 : 1);
 	metrics = malloc(sizeof(*metrics));
 	if (!metrics) {
 		log_msg(log, LOG_ERROR, "out of memory");
@@ -89,15 +92,24 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 		log_msg(log, LOG_ERROR, "--demo: cannot store the demo mesh");
 		goto out_free_store;
 	}
-	if (cfg->data_dir) {
-		if (persist_open(&persist, cfg->data_dir, log, err, sizeof(err))) {
-			log_msg(log, LOG_ERROR, "%s", err);
-			status = 2;
+	if (have_backend) {
+		if (store_backend_init(&backend, api.store, cfg->max_triangles, cfg->max_meshes, log,
+				       metrics, &ready)) {
+			log_msg(log, LOG_ERROR, "out of memory");
 			goto out_free_store;
 		}
-		api.persist_cls = &persist;
-		api.persist_put = persist_put;
-		api.persist_delete = persist_delete;
+		if (cfg->store ? store_redis_open(&backend, cfg->store, cfg->store_password, err,
+						  sizeof(err)) :
+				 store_dir_open(&backend, cfg->data_dir, err, sizeof(err))) {
+			log_msg(log, LOG_ERROR, "%s", err);
+			status = 2;
+			goto out_close_persist;
+		}
+		api.persist_cls = &backend;
+		api.persist_put = store_backend_put;
+		api.persist_delete = store_backend_delete;
+		api.persist_lock = store_backend_lock;
+		api.persist_unlock = store_backend_unlock;
 	}
 
 	raise_fd_limit();
@@ -110,9 +122,9 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 		COLLISIOND_VERSION, cfg->tls_cert ? "https://" : "http://", cfg->bind,
 		http_port(http), cfg->api_key ? "API key required" : "no API key",
 		cfg->threads, cfg->demo ? ", demo mesh loaded" : "");
-	if (cfg->data_dir &&
-	    persist_load_start(&persist, api.store, cfg->max_triangles, cfg->max_meshes, &ready)) {
-		log_msg(log, LOG_ERROR, "--data-dir: cannot start the loader thread");
+	if (have_backend && store_backend_start(&backend)) {
+		log_msg(log, LOG_ERROR, "%s: cannot start the loader thread",
+			cfg->store ? "--store" : "--data-dir");
 		goto out_stop_http;
 	}
 
@@ -126,8 +138,8 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 out_stop_http:
 	http_stop(http, SHUTDOWN_GRACE_MS);
 out_close_persist:
-	if (cfg->data_dir)
-		persist_close(&persist);
+	if (have_backend)
+		store_backend_close(&backend);
 out_free_store:
 	world_registry_free(api.worlds);	/* before the store: worlds hold meshes */
 	batch_pool_destroy(api.pool);

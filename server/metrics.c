@@ -247,6 +247,12 @@ void metrics_render(struct metrics *m, struct store *store, const char *version,
 	buf_put_u64(out, triangles);
 	buf_puts(out, "\n# HELP collisiond_mesh_bytes Bytes held by meshes and their BVHs.\n# TYPE collisiond_mesh_bytes gauge\ncollisiond_mesh_bytes ");
 	buf_put_u64(out, bytes);
+	if (atomic_load(&m->store_state)) {
+		buf_puts(out, "\n# HELP collisiond_store_up 1 when the --store Redis is connected and subscribed, 0 while writes get 503.\n# TYPE collisiond_store_up gauge\ncollisiond_store_up ");
+		buf_put_u64(out, atomic_load(&m->store_state) == 2);
+		buf_puts(out, "\n# HELP collisiond_store_resyncs_total Full resyncs from the --store (one per (re)connection).\n# TYPE collisiond_store_resyncs_total counter\ncollisiond_store_resyncs_total ");
+		buf_put_u64(out, load(&m->store_resyncs));
+	}
 	buf_puts(out, "\n# HELP collisiond_build_info Build information; the value is always 1.\n# TYPE collisiond_build_info gauge\ncollisiond_build_info{version=\"");
 	put_label(out, version);
 	buf_puts(out, "\"} 1\n# HELP process_start_time_seconds Start time of the process since the Unix epoch in seconds.\n# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds ");

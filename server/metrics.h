@@ -40,6 +40,10 @@ struct metrics {
 	/* worlds */
 	atomic_uint_fast64_t world_shots[3];	/* static, entity, miss (api.h API_SHOT_*) */
 	atomic_uint_fast64_t world_snapshots;
+
+	/* --store (store_redis.c): 0 none, 1 down, 2 up; full resyncs done */
+	atomic_int store_state;
+	atomic_uint_fast64_t store_resyncs;
 };
 
 /* Zero everything and note the start time. */

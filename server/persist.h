@@ -1,7 +1,7 @@
-/* persist.h - keeps uploaded meshes in a data directory and reloads them.
+/* persist.h - the compact, checksummed binary form of one mesh, shared by
+ * every store backend (a file in --data-dir, a value in Redis).
  *
- * One file per mesh, DIR/NAME.mesh (names are store_name_valid, so they are
- * safe file names and never start with '.'). Layout, all little-endian:
+ * Layout, all little-endian:
  *
  *   offset  size          field
  *   0       8             magic "CLDMESH\0"
@@ -14,70 +14,42 @@
  *   end-8   8             checksum: FNV-1a-style 64-bit hash of the 32-bit
  *                         words from offset 0 up to here
  *
- * A write goes to a temporary file DIR/.NAME.XXXXXX, is fsync'd, renamed over
- * DIR/NAME.mesh, and the directory is fsync'd, so a crash leaves the old or
- * the new file, never a torn one.
- *
- * Thread-safety: persist_put / persist_delete may run concurrently for
- * different names; for the same name the store's order of operations is
- * not guaranteed on disk (the last rename wins).
+ * Nothing here knows where the bytes live; the backends (store_dir.c,
+ * store_redis.c) own files, keys and their ordering.
  */
 #ifndef SERVER_PERSIST_H
 #define SERVER_PERSIST_H
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-
-struct log;
-struct store;
 
 #define PERSIST_MAGIC "CLDMESH"		/* plus its NUL: 8 bytes */
 #define PERSIST_VERSION 1
 #define PERSIST_SUFFIX ".mesh"
 
-struct persist {
-	char *dir;
-	struct log *log;		/* may be NULL: no messages */
+/* Bytes of the encoded form of a mesh, or 0 when it would overflow size_t. */
+size_t persist_encoded_size(size_t nvert, size_t ntri);
 
-	/* the start-up loader */
-	struct store *store;
-	size_t max_triangles, max_meshes;
-	atomic_int *ready;		/* set to 1 when loading ends */
-	atomic_int cancel;
-	pthread_t loader;
-	int loader_running;
-};
+/* Encode into a malloc'd buffer (*out, *len; the caller frees). 0, or -1
+ * when out of memory (errno ENOMEM) or the size overflows (EOVERFLOW). */
+int persist_encode(const float *xyz, size_t nvert, const uint32_t *idx, size_t ntri,
+		   void **out, size_t *len);
 
-/* Use dir (created if missing, one level). 0, or -1 with err filled. */
-int persist_open(struct persist *p, const char *dir, struct log *log, char *err, size_t errlen);
-/* Stop the loader if it runs (it finishes the file it reads) and free. */
-void persist_close(struct persist *p);
+/* Decode len bytes. On success 0 with *xyz / *idx malloc'd (the caller frees
+ * them); on failure -1 with err saying why (bad magic, version, counts,
+ * size, checksum) and nothing allocated. max_triangles == 0: no limit. */
+int persist_decode(const void *buf, size_t len, size_t max_triangles, float **xyz,
+		   size_t *nvert, uint32_t **idx, size_t *ntri, char *err, size_t errlen);
 
-/* api_ctx.persist_put: write NAME's file. 0, or -1 (logged). */
-int persist_put(void *cls, const char *name, const float *xyz, size_t nvert,
-		const uint32_t *idx, size_t ntri);
-/* api_ctx.persist_delete: remove NAME's file (logged on failure). */
-void persist_delete(void *cls, const char *name);
+/* Write the encoded form to fd (streaming, no whole copy in memory).
+ * 0, or -1 with errno. */
+int persist_write_fd(int fd, const float *xyz, size_t nvert, const uint32_t *idx, size_t ntri);
 
 /*
- * Load every DIR/NAME.mesh into store in a background thread, then set
- * *ready = 1. Files that are corrupt, over max_triangles, or over
- * max_meshes are logged and skipped. 0, or -1 when the thread cannot start
- * (then nothing is loaded and *ready is untouched).
- */
-int persist_load_start(struct persist *p, struct store *store, size_t max_triangles,
-		       size_t max_meshes, atomic_int *ready);
-
-/* Load every file now, in the calling thread (what the loader runs).
- * Returns the number of meshes stored. */
-size_t persist_load_all(struct persist *p, struct store *store, size_t max_triangles,
-			size_t max_meshes);
-
-/*
- * Read one mesh file. On success 0 with *xyz / *idx malloc'd (the caller
- * frees them); on failure -1 with err saying why (bad magic, version,
+ * Read one mesh file. Only a regular file is read: the path is opened with
+ * O_NONBLOCK and checked with fstat, so a FIFO or a device never blocks the
+ * caller. On success 0 with *xyz / *idx malloc'd (the caller frees them); on
+ * failure -1 with err saying why (not a regular file, bad magic, version,
  * counts, size, checksum, I/O) and nothing allocated. max_triangles == 0
  * means no limit.
  */
@@ -85,7 +57,7 @@ int persist_read_file(const char *path, size_t max_triangles, float **xyz, size_
 		      uint32_t **idx, size_t *ntri, char *err, size_t errlen);
 
 /* Write one mesh file at path directly (no temp file, no fsync): the
- * format half of persist_put, for tests and tools. 0, or -1 with errno. */
+ * format half of a backend's put, for tests and tools. 0, or -1 with errno. */
 int persist_write_file(const char *path, const float *xyz, size_t nvert, const uint32_t *idx,
 		       size_t ntri);
 

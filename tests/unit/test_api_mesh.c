@@ -14,7 +14,7 @@
 static struct api_ctx ctx;
 
 struct persist_log {
-	int puts, deletes, fail_put;
+	int puts, deletes, fail_put, fail_delete;
 	char last[80];
 	size_t nvert, ntri;
 };
@@ -31,20 +31,54 @@ static int fake_put(void *cls, const char *name, const float *xyz, size_t nvert,
 	return l->fail_put;
 }
 
-static void fake_delete(void *cls, const char *name)
+static int fake_delete(void *cls, const char *name)
 {
 	struct persist_log *l = cls;
 
 	l->deletes++;
 	snprintf(l->last, sizeof(l->last), "%s", name);
+	return l->fail_delete;
 }
 
 static struct persist_log plog;
+
+/* Lock hooks that record nesting: a persist call outside the lock, or an
+ * unbalanced pair, shows up in the counts. */
+static int locked, lock_calls, unlocked_persist;
+
+static void fake_lock(void *cls, const char *name)
+{
+	ck_assert_int_eq(locked, 0);
+	locked = 1;
+	lock_calls++;
+}
+
+static void fake_unlock(void *cls, const char *name)
+{
+	ck_assert_int_eq(locked, 1);
+	locked = 0;
+}
+
+static int locked_put(void *cls, const char *name, const float *xyz, size_t nvert,
+		      const uint32_t *idx, size_t ntri)
+{
+	if (!locked)
+		unlocked_persist++;
+	return fake_put(cls, name, xyz, nvert, idx, ntri);
+}
+
+static int locked_delete(void *cls, const char *name)
+{
+	if (!locked)
+		unlocked_persist++;
+	return fake_delete(cls, name);
+}
 
 static void setup(void)
 {
 	memset(&ctx, 0, sizeof(ctx));
 	memset(&plog, 0, sizeof(plog));
+	locked = lock_calls = unlocked_persist = 0;
 	ck_assert_int_eq(store_new(&ctx.store), CORE_OK);
 	ctx.limits = (struct api_limits){ 65536, 16u << 20, 65536, 0, 1u << 28, 1u << 24, 0 };
 }
@@ -240,6 +274,62 @@ START_TEST(test_limits)
 }
 END_TEST
 
+/* Every write runs its persist hook inside the name's lock, and every exit
+ * (success, 404, persist failure, store refusal) releases it. */
+START_TEST(test_persist_under_lock)
+{
+	ctx.persist_cls = &plog;
+	ctx.persist_put = locked_put;
+	ctx.persist_delete = locked_delete;
+	ctx.persist_lock = fake_lock;
+	ctx.persist_unlock = fake_unlock;
+	cJSON_Delete(call_json("PUT", "/v1/meshes/l", "application/json", tet_nested, 201));
+	cJSON_Delete(call_json("PUT", "/v1/meshes/l", "application/json", tet_flat, 200));
+	cJSON_Delete(call_json("DELETE", "/v1/meshes/l", NULL, NULL, 204));
+	cJSON_Delete(call_json("DELETE", "/v1/meshes/l", NULL, NULL, 404));
+	plog.fail_put = API_PERSIST_FAILED;
+	cJSON_Delete(call_json("PUT", "/v1/meshes/l", "application/json", tet_flat, 500));
+	plog.fail_put = 0;
+	ctx.limits.max_meshes = 1;
+	cJSON_Delete(call_json("PUT", "/v1/meshes/m", "application/json", tet_flat, 201));
+	cJSON_Delete(call_json("PUT", "/v1/meshes/n", "application/json", tet_flat, 413));
+	ck_assert_int_eq(lock_calls, 7);
+	ck_assert_int_eq(locked, 0);
+	ck_assert_int_eq(unlocked_persist, 0);
+	ck_assert_int_eq(plog.puts, 5);
+	ck_assert_int_eq(plog.deletes, 2);	/* the 404 never reached the store */
+}
+END_TEST
+
+/* A store that cannot be reached: 503 store_unavailable, memory unchanged. */
+START_TEST(test_store_unavailable)
+{
+	cJSON *j;
+
+	ctx.persist_cls = &plog;
+	ctx.persist_put = fake_put;
+	ctx.persist_delete = fake_delete;
+	cJSON_Delete(call_json("PUT", "/v1/meshes/u", "application/json", tet_nested, 201));
+	plog.fail_put = API_PERSIST_UNAVAILABLE;
+	plog.fail_delete = API_PERSIST_UNAVAILABLE;
+	j = call_json("PUT", "/v1/meshes/u", "application/json", tet_flat, 503);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "error"),
+							  "code")->valuestring, "store_unavailable");
+	cJSON_Delete(j);
+	j = call_json("DELETE", "/v1/meshes/u", NULL, NULL, 503);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "error"),
+							  "code")->valuestring, "store_unavailable");
+	cJSON_Delete(j);
+	/* a failed (not unavailable) delete is a 500, and the mesh stays */
+	plog.fail_delete = API_PERSIST_FAILED;
+	cJSON_Delete(call_json("DELETE", "/v1/meshes/u", NULL, NULL, 500));
+	j = call_json("GET", "/v1/meshes/u", NULL, NULL, 200);
+	ck_assert_double_eq(num(j, "version"), 1);
+	ck_assert_double_eq(num(j, "triangles"), 4);
+	cJSON_Delete(j);
+}
+END_TEST
+
 static Suite *mesh_suite(void)
 {
 	Suite *s = suite_create("api_mesh");
@@ -251,6 +341,8 @@ static Suite *mesh_suite(void)
 	tcase_add_test(tc, test_list_get_delete);
 	tcase_add_test(tc, test_delete_response_shape);
 	tcase_add_test(tc, test_persist_failure_keeps_store);
+	tcase_add_test(tc, test_persist_under_lock);
+	tcase_add_test(tc, test_store_unavailable);
 	tcase_add_test(tc, test_limits);
 	suite_add_tcase(s, tc);
 	return s;

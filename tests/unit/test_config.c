@@ -1,5 +1,5 @@
 /* test_config.c - Check suite for server/: flag and environment parsing
- * (config.c), the demo mesh (demo.c) and mesh files (persist.c). */
+ * (config.c) and the demo mesh (demo.c); mesh files are in test_store_backend.c. */
 #include <check.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,7 +12,6 @@
 #include "config.h"
 #include "demo.h"
 #include "mesh.h"
-#include "persist.h"
 #include "store.h"
 
 /* ---- config: every flag and its variable ------------------------------ */
@@ -500,148 +499,6 @@ START_TEST(test_demo_store)
 }
 END_TEST
 
-/* ---- persistence ------------------------------------------------------- */
-
-static char tmpdir[64];
-
-static void make_tmpdir(void)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/collisiond-test-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmpdir(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static const float tri_xyz[] = { 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1 };
-static const uint32_t tri_idx[] = { 0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3 };
-
-START_TEST(test_persist_round_trip)
-{
-	struct persist p;
-	char err[160], path[128];
-	float *xyz;
-	uint32_t *idx;
-	size_t nv, nt;
-	struct stat st;
-
-	make_tmpdir();
-	ck_assert_int_eq(persist_open(&p, tmpdir, NULL, err, sizeof(err)), 0);
-	ck_assert_int_eq(persist_put(&p, "tetra", tri_xyz, 4, tri_idx, 4), 0);
-	snprintf(path, sizeof(path), "%s/tetra.mesh", tmpdir);
-	ck_assert_int_eq(stat(path, &st), 0);
-	ck_assert_int_eq(st.st_size, 32 + 12 * 4 + 12 * 4 + 8);
-	ck_assert_int_eq(persist_read_file(path, 0, &xyz, &nv, &idx, &nt, err, sizeof(err)), 0);
-	ck_assert_uint_eq(nv, 4);
-	ck_assert_uint_eq(nt, 4);
-	ck_assert_int_eq(memcmp(xyz, tri_xyz, sizeof(tri_xyz)), 0);
-	ck_assert_int_eq(memcmp(idx, tri_idx, sizeof(tri_idx)), 0);
-	free(xyz);
-	free(idx);
-	/* over a triangle limit: refused */
-	ck_assert_int_eq(persist_read_file(path, 3, &xyz, &nv, &idx, &nt, err, sizeof(err)), -1);
-	persist_delete(&p, "tetra");
-	ck_assert_int_eq(stat(path, &st), -1);
-	persist_close(&p);
-	remove_tmpdir();
-}
-END_TEST
-
-/* A flipped byte at any of these offsets, or a truncation, is refused. */
-static const long corrupt_offsets[] = { 0, 7, 8, 16, 24, 33, 32 + 48 + 5, 32 + 96 + 2, -1 };
-
-START_TEST(test_persist_corrupt_rejected)
-{
-	char err[160], path[128];
-	float *xyz = NULL;
-	uint32_t *idx = NULL;
-	size_t nv, nt;
-	long off = corrupt_offsets[_i];
-	FILE *f;
-	int c;
-
-	make_tmpdir();
-	snprintf(path, sizeof(path), "%s/bad.mesh", tmpdir);
-	ck_assert_int_eq(persist_write_file(path, tri_xyz, 4, tri_idx, 4), 0);
-	if (off < 0) {
-		ck_assert_int_eq(truncate(path, 32 + 48 + 20), 0);
-	} else {
-		f = fopen(path, "r+b");
-		ck_assert_ptr_nonnull(f);
-		fseek(f, off, SEEK_SET);
-		c = fgetc(f);
-		fseek(f, off, SEEK_SET);
-		fputc(c ^ 0x40, f);
-		fclose(f);
-	}
-	ck_assert_int_eq(persist_read_file(path, 0, &xyz, &nv, &idx, &nt, err, sizeof(err)), -1);
-	ck_assert_ptr_null(xyz);
-	ck_assert_ptr_null(idx);
-	ck_assert(err[0] != '\0');
-	remove_tmpdir();
-}
-END_TEST
-
-START_TEST(test_persist_load_all)
-{
-	struct persist p;
-	struct store *s;
-	struct mesh *m;
-	char err[160], path[160];
-	size_t meshes, tris, bytes;
-	FILE *f;
-
-	make_tmpdir();
-	ck_assert_int_eq(persist_open(&p, tmpdir, NULL, err, sizeof(err)), 0);
-	ck_assert_int_eq(persist_put(&p, "a", tri_xyz, 4, tri_idx, 4), 0);
-	ck_assert_int_eq(persist_put(&p, "b.v2", tri_xyz, 4, tri_idx, 2), 0);
-	/* skipped: corrupt, bad name, not a mesh; removed: a stale temp file */
-	snprintf(path, sizeof(path), "%s/c.mesh", tmpdir);
-	f = fopen(path, "wb");
-	fputs("garbage", f);
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/notes.txt", tmpdir);
-	f = fopen(path, "wb");
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/.a.Xy12Ab", tmpdir);
-	f = fopen(path, "wb");
-	fclose(f);
-
-	ck_assert_int_eq(store_new(&s), CORE_OK);
-	ck_assert_uint_eq(persist_load_all(&p, s, 0, 0), 2);
-	store_totals(s, &meshes, &tris, &bytes);
-	ck_assert_uint_eq(meshes, 2);
-	ck_assert_uint_eq(tris, 6);
-	m = store_get(s, "b.v2", NULL);
-	ck_assert_ptr_nonnull(m);
-	mesh_unref(m);
-	ck_assert_int_eq(access(path, F_OK), -1);
-	store_free(s);
-
-	/* max_meshes bounds what is loaded */
-	ck_assert_int_eq(store_new(&s), CORE_OK);
-	ck_assert_uint_eq(persist_load_all(&p, s, 0, 1), 1);
-	store_free(s);
-	persist_close(&p);
-	remove_tmpdir();
-}
-END_TEST
-
-START_TEST(test_persist_open_refuses_file)
-{
-	struct persist p;
-	char err[160];
-
-	ck_assert_int_eq(persist_open(&p, "/dev/null", NULL, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, "--data-dir"));
-}
-END_TEST
-
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("server");
@@ -671,13 +528,6 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_demo_store);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("persist");
-	tcase_add_test(tc, test_persist_round_trip);
-	tcase_add_loop_test(tc, test_persist_corrupt_rejected, 0,
-			    (int)(sizeof(corrupt_offsets) / sizeof(corrupt_offsets[0])));
-	tcase_add_test(tc, test_persist_load_all);
-	tcase_add_test(tc, test_persist_open_refuses_file);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

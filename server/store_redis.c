@@ -1,0 +1,362 @@
+/* store_redis.c - meshes in Redis, shared by replicas: connections, atomic
+ * versioned writes by Lua script, and the watcher that subscribes and
+ * reconnects (contracts and key layout in store_redis.h; applying what Redis
+ * holds is store_redis_sync.c). */
+#include "store_redis.h"
+
+#include <errno.h>
+#include <hiredis/hiredis.h>
+#include <malloc.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "mesh.h"
+#include "metrics.h"
+#include "persist.h"
+#include "store.h"
+#include "store_backend.h"
+#include "store_redis_impl.h"
+#include "store_versions.h"
+
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 5000
+#define PING_EVERY_MS 2000
+
+/* KEYS: seq, mesh key, names; ARGV: name, blob, channel. The new version. */
+static const char put_lua[] =
+	"local v = redis.call('INCR', KEYS[1])\n"
+	"redis.call('HSET', KEYS[2], 'v', v, 'd', ARGV[2])\n"
+	"redis.call('SADD', KEYS[3], ARGV[1])\n"
+	"redis.call('PUBLISH', ARGV[3], 'p ' .. v .. ' ' .. ARGV[1])\n"
+	"return v\n";
+/* KEYS: seq, mesh key, names; ARGV: name, channel. The delete's version. */
+static const char del_lua[] =
+	"local v = redis.call('INCR', KEYS[1])\n"
+	"redis.call('DEL', KEYS[2])\n"
+	"redis.call('SREM', KEYS[3], ARGV[1])\n"
+	"redis.call('PUBLISH', ARGV[2], 'd ' .. v .. ' ' .. ARGV[1])\n"
+	"return v\n";
+
+static void set_state(struct store_backend *b, int up)
+{
+	struct store_redis *r = b->impl;
+
+	atomic_store(&r->up, up);
+	if (b->metrics)
+		atomic_store(&b->metrics->store_state, up ? 2 : 1);
+}
+
+redisContext *store_redis_connect(struct store_redis *r, char *why, size_t len)
+{
+	struct timeval connect_tv = { 1, 0 }, cmd_tv = { 30, 0 };
+	redisContext *c;
+	redisReply *rep;
+
+	c = redisConnectWithTimeout(r->url.host, (int)r->url.port, connect_tv);
+	if (!c || c->err) {
+		snprintf(why, len, "%s", c ? c->errstr : "out of memory");
+		redisFree(c);
+		return NULL;
+	}
+	redisSetTimeout(c, cmd_tv);
+	if (r->url.password[0]) {
+		rep = r->url.user[0] ?
+			redisCommand(c, "AUTH %s %s", r->url.user, r->url.password) :
+			redisCommand(c, "AUTH %s", r->url.password);
+		if (!rep || rep->type == REDIS_REPLY_ERROR) {
+			snprintf(why, len, "AUTH: %s", rep ? rep->str : c->errstr);
+			goto out_fail;
+		}
+		freeReplyObject(rep);
+	}
+	if (r->url.db) {
+		rep = redisCommand(c, "SELECT %u", r->url.db);
+		if (!rep || rep->type == REDIS_REPLY_ERROR) {
+			snprintf(why, len, "SELECT %u: %s", r->url.db, rep ? rep->str : c->errstr);
+			goto out_fail;
+		}
+		freeReplyObject(rep);
+	}
+	return c;
+
+out_fail:
+	if (rep)
+		freeReplyObject(rep);
+	redisFree(c);
+	return NULL;
+}
+
+/* Run a write script on the writers' connection (reconnecting once, since a
+ * put or delete may be repeated): its version, or 0 when Redis cannot be
+ * reached or refused (logged). */
+static uint64_t run_script(struct store_backend *b, const char *name, int argc,
+			   const char **argv, const size_t *lens)
+{
+	struct store_redis *r = b->impl;
+	redisReply *rep = NULL;
+	uint64_t v = 0;
+	char why[160] = "";
+	int attempt;
+
+	pthread_mutex_lock(&r->wlock);
+	for (attempt = 0; attempt < 2 && !rep; attempt++) {
+		if (!r->wconn)
+			r->wconn = store_redis_connect(r, why, sizeof(why));
+		if (!r->wconn)
+			break;
+		rep = redisCommandArgv(r->wconn, argc, argv, lens);
+		if (!rep) {
+			snprintf(why, sizeof(why), "%s", r->wconn->errstr);
+			redisFree(r->wconn);
+			r->wconn = NULL;
+		}
+	}
+	if (rep && rep->type == REDIS_REPLY_INTEGER && rep->integer > 0)
+		v = (uint64_t)rep->integer;
+	else if (rep)
+		snprintf(why, sizeof(why), "%s", rep->type == REDIS_REPLY_ERROR ? rep->str :
+				 "unexpected reply");
+	pthread_mutex_unlock(&r->wlock);
+	if (rep)
+		freeReplyObject(rep);
+	if (!v && b->log)
+		log_msg(b->log, LOG_WARN, "store: write of %s to %s failed: %s", name, r->where, why);
+	return v;
+}
+
+static enum sb_result redis_put(struct store_backend *b, const char *name, const float *xyz,
+				size_t nvert, const uint32_t *idx, size_t ntri)
+{
+	struct store_redis *r = b->impl;
+	char key[sizeof(KEY_MESH) + STORE_NAME_MAX];
+	const char *argv[9];
+	size_t lens[9], len, i;
+	void *blob;
+	uint64_t v;
+
+	if (!atomic_load(&r->up))
+		return SB_UNAVAILABLE;
+	if (persist_encode(xyz, nvert, idx, ntri, &blob, &len)) {
+		if (b->log)
+			log_msg(b->log, LOG_ERROR, "store: cannot encode %s: out of memory", name);
+		return SB_FAILED;
+	}
+	snprintf(key, sizeof(key), KEY_MESH "%s", name);
+	argv[0] = "EVAL"; argv[1] = put_lua; argv[2] = "3";
+	argv[3] = KEY_SEQ; argv[4] = key; argv[5] = KEY_NAMES;
+	argv[6] = name; argv[7] = blob; argv[8] = CHANNEL;
+	for (i = 0; i < 9; i++)
+		lens[i] = i == 7 ? len : strlen(argv[i]);
+	v = run_script(b, name, 9, argv, lens);
+	free(blob);
+	if (!v)
+		return SB_UNAVAILABLE;
+	store_versions_set(&r->versions, name, v);
+	return SB_OK;
+}
+
+static enum sb_result redis_del(struct store_backend *b, const char *name)
+{
+	struct store_redis *r = b->impl;
+	char key[sizeof(KEY_MESH) + STORE_NAME_MAX];
+	const char *argv[8];
+	size_t lens[8], i;
+	uint64_t v;
+
+	if (!atomic_load(&r->up))
+		return SB_UNAVAILABLE;
+	snprintf(key, sizeof(key), KEY_MESH "%s", name);
+	argv[0] = "EVAL"; argv[1] = del_lua; argv[2] = "3";
+	argv[3] = KEY_SEQ; argv[4] = key; argv[5] = KEY_NAMES;
+	argv[6] = name; argv[7] = CHANNEL;
+	for (i = 0; i < 8; i++)
+		lens[i] = strlen(argv[i]);
+	v = run_script(b, name, 8, argv, lens);
+	if (!v)
+		return SB_UNAVAILABLE;
+	store_versions_set(&r->versions, name, v);
+	return SB_OK;
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* Apply events until a connection error (-1) or cancel (0). */
+static int listen_events(struct store_backend *b, redisContext *sub, redisContext *sync)
+{
+	double last_ping = now_ms();
+
+	for (;;) {
+		struct pollfd pfd = { sub->fd, POLLIN, 0 };
+		void *reply = NULL;
+		int k;
+
+		if (redisGetReplyFromReader(sub, &reply) != REDIS_OK)
+			return -1;
+		if (reply) {
+			k = store_redis_event(b, sync, reply);
+			freeReplyObject(reply);
+			if (k)
+				return -1;
+			continue;
+		}
+		if (atomic_load(&b->cancel))
+			return 0;
+		k = poll(&pfd, 1, 200);
+		if (k < 0 && errno != EINTR)
+			return -1;
+		if (k > 0 && redisBufferRead(sub) != REDIS_OK)
+			return -1;
+		if (now_ms() - last_ping > PING_EVERY_MS) {
+			redisReply *pong = redisCommand(sync, "PING");
+
+			if (!pong)
+				return -1;
+			freeReplyObject(pong);
+			last_ping = now_ms();
+		}
+	}
+}
+
+static void *watch_main(void *arg)
+{
+	struct store_backend *b = arg;
+	struct store_redis *r = b->impl;
+	unsigned backoff = BACKOFF_MIN_MS;
+	redisContext *sub, *sync;
+	redisReply *rep;
+	size_t loaded, dropped;
+	char why[160];
+	int logged_down = 0;
+	double t0;
+
+	while (!atomic_load(&b->cancel)) {
+		t0 = now_ms();
+		why[0] = '\0';
+		sub = store_redis_connect(r, why, sizeof(why));
+		sync = sub ? store_redis_connect(r, why, sizeof(why)) : NULL;
+		rep = sync ? redisCommand(sub, "SUBSCRIBE " CHANNEL) : NULL;
+		if (rep && rep->type == REDIS_REPLY_ARRAY) {
+			if (store_redis_resync(b, sync, &loaded, &dropped) == 0) {
+				/* the fetched blobs are freed: give their pages back */
+				malloc_trim(0);
+				set_state(b, 1);
+				if (b->metrics)
+					atomic_fetch_add(&b->metrics->store_resyncs, 1);
+				if (b->ready)
+					atomic_store(b->ready, 1);
+				if (b->log)
+					log_msg(b->log, LOG_INFO,
+						"store: %s connected and subscribed; resync fetched %zu meshes, dropped %zu, in %.0f ms",
+						r->where, loaded, dropped, now_ms() - t0);
+				logged_down = 0;
+				backoff = BACKOFF_MIN_MS;
+				if (listen_events(b, sub, sync) == 0)
+					snprintf(why, sizeof(why), "stopping");
+				else
+					snprintf(why, sizeof(why), "%s", sub->err ? sub->errstr :
+						 sync->err ? sync->errstr : "connection lost");
+			} else if (!why[0]) {
+				snprintf(why, sizeof(why), "resync failed: %s",
+					 sync->err ? sync->errstr : "unexpected reply");
+			}
+		} else if (sub && !why[0]) {
+			snprintf(why, sizeof(why), "SUBSCRIBE: %s", sub->errstr[0] ? sub->errstr :
+				 "refused");
+		}
+		if (rep)
+			freeReplyObject(rep);
+		redisFree(sub);
+		redisFree(sync);
+		set_state(b, 0);
+		if (atomic_load(&b->cancel))
+			break;
+		if (!logged_down && b->log)
+			log_msg(b->log, LOG_WARN,
+				"store: %s unavailable (%s); queries answer from memory, writes get 503 store_unavailable; reconnecting with backoff",
+				r->where, why);
+		logged_down = 1;
+		store_backend_sleep(b, backoff);
+		backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+	}
+	return NULL;
+}
+
+static int redis_start(struct store_backend *b)
+{
+	struct store_redis *r = b->impl;
+
+	if (pthread_create(&r->watcher, NULL, watch_main, b) != 0)
+		return -1;
+	r->watcher_running = 1;
+	return 0;
+}
+
+static void redis_close(struct store_backend *b)
+{
+	struct store_redis *r = b->impl;
+
+	if (!r)
+		return;
+	if (r->watcher_running)
+		pthread_join(r->watcher, NULL);
+	redisFree(r->wconn);
+	pthread_mutex_destroy(&r->wlock);
+	store_versions_release(&r->versions);
+	free(r);
+}
+
+static const struct store_backend_ops redis_ops = {
+	.kind = "redis",
+	.put = redis_put,
+	.del = redis_del,
+	.start = redis_start,
+	.close = redis_close,
+};
+
+int store_redis_open(struct store_backend *b, const char *url, const char *password, char *err,
+		     size_t errlen)
+{
+	struct store_redis *r;
+	char why[160];
+
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		snprintf(err, errlen, "--store: out of memory");
+		return -1;
+	}
+	if (store_redis_parse_url(url, password, &r->url, why, sizeof(why))) {
+		snprintf(err, errlen, "--store: %s", why);
+		free(r);
+		return -1;
+	}
+	if (pthread_mutex_init(&r->wlock, NULL)) {
+		free(r);
+		snprintf(err, errlen, "--store: out of resources");
+		return -1;
+	}
+	if (store_versions_init(&r->versions)) {
+		pthread_mutex_destroy(&r->wlock);
+		free(r);
+		snprintf(err, errlen, "--store: out of resources");
+		return -1;
+	}
+	snprintf(r->where, sizeof(r->where), strchr(r->url.host, ':') ? "redis://[%s]:%u/%u" :
+		 "redis://%s:%u/%u", r->url.host, r->url.port, r->url.db);
+	atomic_init(&r->up, 0);
+	b->impl = r;
+	b->ops = &redis_ops;
+	if (b->metrics)
+		atomic_store(&b->metrics->store_state, 1);
+	return 0;
+}

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# replicas.sh - three replicas sharing one Redis (--store) behind nginx:
+# propagation of a PUT to every replica (median and max over 100 PUTs),
+# concurrent writers on two replicas ending with one winner everywhere, a
+# replica killed with -9 and restarted under load with 0 failed requests,
+# Redis stopped (queries answer, writes 503 store_unavailable) and back.
+# Needs redis-server and nginx (make deps-test installs them).
+. "$(dirname "$0")/lib.sh"
+
+REDIS=$(command -v redis-server || echo /usr/bin/redis-server)
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+if [ ! -x "$REDIS" ] || [ ! -x "$NGINX" ]; then
+	test_skip 'replicas behind nginx' 'redis-server or nginx missing (make deps-test)'
+	test_done
+fi
+require_daemon
+PY_R=tests/integration/replicas.py
+
+# ---- redis-server on a free port, AOF on, everything in $TMP
+RPORT=$(free_port)
+mkdir -p "$TMP/redis"
+start_redis() {
+	"$REDIS" --port "$RPORT" --bind 127.0.0.1 --dir "$TMP/redis" --appendonly yes \
+		--save "" --daemonize no --logfile "$TMP/redis/log" &
+	REDIS_PID=$!
+	all_pids="$all_pids $REDIS_PID"
+	for ((i = 0; i < 50; i++)); do
+		redis-cli -p "$RPORT" ping 2>/dev/null | grep -q PONG && return 0
+		sleep 0.1
+	done
+	return 1
+}
+stop_redis() {
+	kill -TERM "$REDIS_PID" && wait "$REDIS_PID" 2>/dev/null
+	return 0
+}
+STORE=redis://127.0.0.1:$RPORT/0
+
+# ---- three replicas: RPORTS[i], RPIDS[i]
+declare -a RPORTS RPIDS
+start_replica() {
+	local i=$1
+	[ -n "${RPORTS[$i]:-}" ] || RPORTS[$i]=$(free_port)
+	"$DAEMON" --bind 127.0.0.1 --port "${RPORTS[$i]}" --threads 2 --store "$STORE" \
+		--log-level warn >>"$TMP/replica$i.log" 2>&1 &
+	RPIDS[$i]=$!
+	all_pids="$all_pids ${RPIDS[$i]}"
+}
+wait_replica() {
+	local i=$1 k
+	for ((k = 0; k < 100 * TIME_SCALE; k++)); do
+		[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${RPORTS[$i]}/readyz")" = 200 ] && return 0
+		sleep 0.05
+	done
+	echo "replica $i not ready"; tail -n 5 "$TMP/replica$i.log"
+	return 1
+}
+R_URLS() { local i s=""; for i in 0 1 2; do s="$s${s:+,}http://127.0.0.1:${RPORTS[$i]}"; done; echo "$s"; }
+
+# ---- nginx in front: round-robin, worlds by consistent hash, retries
+NPORT=$(free_port)
+NDIR=$TMP/nginx
+mkdir -p "$NDIR"
+write_nginx_conf() {
+	local user=""
+	[ "$(id -u)" = 0 ] && user="user root root;"
+	cat >"$NDIR/nginx.conf" <<CONF
+$user
+worker_processes 1;
+error_log $NDIR/error.log warn;
+pid $NDIR/nginx.pid;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $NDIR/body;
+	proxy_temp_path $NDIR/proxy;
+	fastcgi_temp_path $NDIR/fastcgi;
+	uwsgi_temp_path $NDIR/uwsgi;
+	scgi_temp_path $NDIR/scgi;
+	client_max_body_size 256m;
+	map \$uri \$world { ~^/v1/worlds/(?<w>[^/]+) \$w; default ""; }
+	# max_fails=0: a 503 (store_unavailable, not_ready) or a refused
+	# connection sends the request on to the next replica, but never takes a
+	# replica out, so writes with Redis down end as 503, not 502
+	upstream replicas {
+		server 127.0.0.1:${RPORTS[0]} max_fails=0;
+		server 127.0.0.1:${RPORTS[1]} max_fails=0;
+		server 127.0.0.1:${RPORTS[2]} max_fails=0;
+		keepalive 16;
+	}
+	upstream worlds {
+		hash \$world consistent;
+		server 127.0.0.1:${RPORTS[0]};
+		server 127.0.0.1:${RPORTS[1]};
+		server 127.0.0.1:${RPORTS[2]};
+		keepalive 16;
+	}
+	server {
+		listen 127.0.0.1:$NPORT;
+		proxy_http_version 1.1;
+		proxy_set_header Connection "";
+		proxy_connect_timeout 1s;
+		proxy_next_upstream error timeout http_502 http_503 non_idempotent;
+		proxy_next_upstream_tries 3;
+		location /v1/worlds/ { proxy_pass http://worlds; }
+		location / { proxy_pass http://replicas; }
+	}
+}
+CONF
+}
+
+start_redis || { echo "not ok 1 - redis-server starts"; exit 1; }
+for i in 0 1 2; do start_replica $i; done
+test_expect 'three replicas are ready once loaded and subscribed' '
+	wait_replica 0 && wait_replica 1 && wait_replica 2
+'
+write_nginx_conf
+"$NGINX" -p "$NDIR" -c "$NDIR/nginx.conf" -g "daemon off;" >>"$NDIR/stderr" 2>&1 &
+NGINX_PID=$!
+all_pids="$all_pids $NGINX_PID"
+URL=http://127.0.0.1:$NPORT
+test_expect 'nginx answers in front of them' '
+	for ((k = 0; k < 50; k++)); do
+		[ "$(curl -s -o /dev/null -w "%{http_code}" "$URL/readyz")" = 200 ] && break; sleep 0.1
+	done; expect 200 GET /readyz
+'
+
+test_expect 'a PUT through nginx is visible on every replica within 2 s (100 PUTs)' '
+	python3 $PY_R propagate "$URL" "$(R_URLS)" 100 | tee "$TMP/prop"
+'
+sed 's/^/# /' "$TMP/prop"
+
+test_expect 'concurrent writers on two replicas: one winner on every replica' '
+	python3 $PY_R race "$(R_URLS | cut -d, -f1,2)" cw 60 &&
+	python3 $PY_R agree "$(R_URLS)" cw 2 | tee "$TMP/agree"
+'
+sed 's/^/# /' "$TMP/agree"
+
+test_expect 'the load mesh is stored through nginx' '
+	put_cube load
+'
+# under load through nginx: replica 1 killed with -9, restarted, ready again
+rm -f "$TMP/load.stop"
+python3 $PY_R load "$URL" 20 4 "$TMP/load" &
+LOAD_PID=$!
+sleep 1
+kill -KILL "${RPIDS[1]}"; wait "${RPIDS[1]}" 2>/dev/null
+sleep 0.5
+start_replica 1
+test_expect 'the killed replica restarts, resyncs and is ready' '
+	wait_replica 1
+'
+sleep 1
+touch "$TMP/load.stop"
+wait "$LOAD_PID"
+test_expect 'under load through nginx, replica killed with -9 and restarted: 0 failed requests' '
+	cat "$TMP/load" && grep -q "failed 0$" "$TMP/load" && ! grep -q "^requests 0 " "$TMP/load"
+'
+sed -n 's/^requests/# kill -9 under load: requests/p' "$TMP/load"
+test_expect 'the restarted replica holds what the others hold' '
+	python3 $PY_R agree "$(R_URLS)" cw 2 && python3 $PY_R agree "$(R_URLS)" prop 2
+'
+
+stop_redis
+test_expect 'Redis stopped: queries through nginx still answer' '
+	sleep 0.3 &&
+	expect 200 POST /v1/meshes/load/raycast -H "Content-Type: application/json" \
+		--data-binary "{\"origin\": [0.25, 0.25, 5], \"direction\": [0, 0, -1]}" &&
+	jcheck "j[\"hit\"] is True"
+'
+test_expect 'Redis stopped: PUT and DELETE answer 503 store_unavailable' '
+	req PUT /v1/meshes/down -H "Content-Type: application/json" --data-binary "$CUBE_JSON" &&
+	[ "$status" = 503 ] && errcode store_unavailable &&
+	expect 503 DELETE /v1/meshes/load && errcode store_unavailable &&
+	expect 200 GET /v1/meshes/load
+'
+test_expect 'Redis stopped: the metric says so and each replica logs it' '
+	curl -s "http://127.0.0.1:${RPORTS[0]}/metrics" | grep -q "^collisiond_store_up 0" &&
+	grep -q "unavailable" "$TMP/replica0.log"
+'
+start_redis
+test_expect 'Redis back: writes succeed again and reach every replica' '
+	for ((k = 0; k < 100; k++)); do
+		req PUT /v1/meshes/back -H "Content-Type: application/json" --data-binary "$CUBE_JSON"
+		[ "$status" = 201 ] && break; sleep 0.1
+	done; [ "$status" = 201 ] &&
+	python3 $PY_R agree "$(R_URLS)" back 2 >/dev/null &&
+	curl -s "http://127.0.0.1:${RPORTS[2]}/v1/meshes/back" | grep -q "\"triangles\":12" &&
+	curl -s "http://127.0.0.1:${RPORTS[0]}/metrics" | grep -q "^collisiond_store_up 1"
+'
+test_expect 'the meshes survived the Redis restart (AOF)' '
+	expect 200 GET /v1/meshes/load && python3 $PY_R agree "$(R_URLS)" cw 2 >/dev/null
+'
+test_done

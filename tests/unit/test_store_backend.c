@@ -1,0 +1,472 @@
+/* test_store_backend.c - Check suite for the store backends: the mesh form
+ * (persist.c), the data directory (store_dir.c), the per-name locks
+ * (store_backend.c) and the --store URL (store_redis_url.c). Redis itself is
+ * exercised by tests/integration/replicas.sh. */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "mesh.h"
+#include "persist.h"
+#include "store.h"
+#include "store_backend.h"
+#include "store_dir.h"
+#include "store_redis.h"
+#include "store_versions.h"
+
+static char tmpdir[64];
+
+static void make_tmpdir(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/collisiond-test-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static const float tri_xyz[] = { 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1 };
+static const uint32_t tri_idx[] = { 0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3 };
+
+/* A data-dir backend over tmpdir feeding s (may be NULL). */
+static void open_dir(struct store_backend *b, struct store *s, size_t max_meshes)
+{
+	char err[160];
+
+	ck_assert_int_eq(store_backend_init(b, s, 0, max_meshes, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(store_dir_open(b, tmpdir, err, sizeof(err)), 0);
+}
+
+/* ---- the mesh form ----------------------------------------------------- */
+
+START_TEST(test_encode_decode_round_trip)
+{
+	void *blob;
+	size_t len, nv, nt, cut;
+	float *xyz;
+	uint32_t *idx;
+	char err[160], path[128];
+	FILE *f;
+	char filebuf[256];
+
+	ck_assert_int_eq(persist_encode(tri_xyz, 4, tri_idx, 4, &blob, &len), 0);
+	ck_assert_uint_eq(len, persist_encoded_size(4, 4));
+	ck_assert_uint_eq(len, 32 + 12 * 4 + 12 * 4 + 8);
+	ck_assert_int_eq(persist_decode(blob, len, 0, &xyz, &nv, &idx, &nt, err, sizeof(err)), 0);
+	ck_assert_uint_eq(nv, 4);
+	ck_assert_uint_eq(nt, 4);
+	ck_assert_int_eq(memcmp(xyz, tri_xyz, sizeof(tri_xyz)), 0);
+	ck_assert_int_eq(memcmp(idx, tri_idx, sizeof(tri_idx)), 0);
+	free(xyz);
+	free(idx);
+	/* the memory form is byte for byte the file form */
+	make_tmpdir();
+	snprintf(path, sizeof(path), "%s/x.mesh", tmpdir);
+	ck_assert_int_eq(persist_write_file(path, tri_xyz, 4, tri_idx, 4), 0);
+	f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fread(filebuf, 1, sizeof(filebuf), f), len);
+	fclose(f);
+	ck_assert_int_eq(memcmp(filebuf, blob, len), 0);
+	/* every truncation is refused */
+	for (cut = 0; cut < len; cut++) {
+		xyz = NULL;
+		ck_assert_int_eq(persist_decode(blob, cut, 0, &xyz, &nv, &idx, &nt, err,
+						sizeof(err)), -1);
+		ck_assert_ptr_null(xyz);
+	}
+	free(blob);
+	remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_encoded_size_overflow)
+{
+	ck_assert_uint_eq(persist_encoded_size(SIZE_MAX / 12, 1), 0);
+	ck_assert_uint_eq(persist_encoded_size(1, SIZE_MAX / 8), 0);
+}
+END_TEST
+
+/* A flipped byte at any of these offsets, or a truncation, is refused. */
+static const long corrupt_offsets[] = { 0, 7, 8, 16, 24, 33, 32 + 48 + 5, 32 + 96 + 2, -1 };
+
+START_TEST(test_corrupt_file_rejected)
+{
+	char err[160], path[128];
+	float *xyz = NULL;
+	uint32_t *idx = NULL;
+	size_t nv, nt;
+	long off = corrupt_offsets[_i];
+	FILE *f;
+	int c;
+
+	make_tmpdir();
+	snprintf(path, sizeof(path), "%s/bad.mesh", tmpdir);
+	ck_assert_int_eq(persist_write_file(path, tri_xyz, 4, tri_idx, 4), 0);
+	if (off < 0) {
+		ck_assert_int_eq(truncate(path, 32 + 48 + 20), 0);
+	} else {
+		f = fopen(path, "r+b");
+		ck_assert_ptr_nonnull(f);
+		fseek(f, off, SEEK_SET);
+		c = fgetc(f);
+		fseek(f, off, SEEK_SET);
+		fputc(c ^ 0x40, f);
+		fclose(f);
+	}
+	ck_assert_int_eq(persist_read_file(path, 0, &xyz, &nv, &idx, &nt, err, sizeof(err)), -1);
+	ck_assert_ptr_null(xyz);
+	ck_assert_ptr_null(idx);
+	ck_assert(err[0] != '\0');
+	remove_tmpdir();
+}
+END_TEST
+
+/* A FIFO is refused at once (opening one for reading would wait for a writer). */
+START_TEST(test_read_refuses_fifo)
+{
+	char err[160], path[128];
+	float *xyz = NULL;
+	uint32_t *idx = NULL;
+	size_t nv, nt;
+
+	make_tmpdir();
+	snprintf(path, sizeof(path), "%s/pipe.mesh", tmpdir);
+	ck_assert_int_eq(mkfifo(path, 0644), 0);
+	ck_assert_int_eq(persist_read_file(path, 0, &xyz, &nv, &idx, &nt, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "not a regular file");
+	ck_assert_int_eq(persist_read_file(tmpdir, 0, &xyz, &nv, &idx, &nt, err, sizeof(err)), -1);
+	remove_tmpdir();
+}
+END_TEST
+
+/* ---- the data directory ------------------------------------------------ */
+
+START_TEST(test_dir_put_delete)
+{
+	struct store_backend b;
+	char err[160], path[128];
+	float *xyz;
+	uint32_t *idx;
+	size_t nv, nt;
+	struct stat st;
+
+	make_tmpdir();
+	open_dir(&b, NULL, 0);
+	ck_assert_int_eq(store_backend_put(&b, "tetra", tri_xyz, 4, tri_idx, 4), SB_OK);
+	snprintf(path, sizeof(path), "%s/tetra.mesh", tmpdir);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, 32 + 12 * 4 + 12 * 4 + 8);
+	ck_assert_int_eq(persist_read_file(path, 0, &xyz, &nv, &idx, &nt, err, sizeof(err)), 0);
+	ck_assert_uint_eq(nt, 4);
+	free(xyz);
+	free(idx);
+	ck_assert_int_eq(persist_read_file(path, 3, &xyz, &nv, &idx, &nt, err, sizeof(err)), -1);
+	ck_assert_int_eq(store_backend_delete(&b, "tetra"), SB_OK);
+	ck_assert_int_eq(stat(path, &st), -1);
+	/* deleting what is not there is fine */
+	ck_assert_int_eq(store_backend_delete(&b, "tetra"), SB_OK);
+	store_backend_close(&b);
+	remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_dir_load_all)
+{
+	struct store_backend b;
+	struct store *s;
+	struct mesh *m;
+	char path[160];
+	size_t meshes, tris, bytes;
+	FILE *f;
+
+	make_tmpdir();
+	ck_assert_int_eq(store_new(&s), CORE_OK);
+	open_dir(&b, s, 0);
+	ck_assert_int_eq(store_backend_put(&b, "a", tri_xyz, 4, tri_idx, 4), 0);
+	ck_assert_int_eq(store_backend_put(&b, "b.v2", tri_xyz, 4, tri_idx, 2), 0);
+	/* skipped: corrupt, bad name, not a mesh, a FIFO; removed: a stale temp */
+	snprintf(path, sizeof(path), "%s/c.mesh", tmpdir);
+	f = fopen(path, "wb");
+	fputs("garbage", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/notes.txt", tmpdir);
+	f = fopen(path, "wb");
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/fifo.mesh", tmpdir);
+	ck_assert_int_eq(mkfifo(path, 0644), 0);
+	snprintf(path, sizeof(path), "%s/.a.Xy12Ab", tmpdir);
+	f = fopen(path, "wb");
+	fclose(f);
+
+	ck_assert_uint_eq(store_dir_load_all(&b), 2);
+	store_totals(s, &meshes, &tris, &bytes);
+	ck_assert_uint_eq(meshes, 2);
+	ck_assert_uint_eq(tris, 6);
+	m = store_get(s, "b.v2", NULL);
+	ck_assert_ptr_nonnull(m);
+	mesh_unref(m);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	store_backend_close(&b);
+	store_free(s);
+
+	/* max_meshes bounds what is loaded */
+	ck_assert_int_eq(store_new(&s), CORE_OK);
+	open_dir(&b, s, 1);
+	ck_assert_uint_eq(store_dir_load_all(&b), 1);
+	store_backend_close(&b);
+	store_free(s);
+	remove_tmpdir();
+}
+END_TEST
+
+/* The loader thread sets ready, also past a FIFO, and close joins it. */
+START_TEST(test_dir_loader_thread)
+{
+	struct store_backend b;
+	struct store *s;
+	atomic_int ready;
+	char err[160], path[160];
+	int i;
+
+	make_tmpdir();
+	snprintf(path, sizeof(path), "%s/a.mesh", tmpdir);
+	ck_assert_int_eq(mkfifo(path, 0644), 0);
+	snprintf(path, sizeof(path), "%s/b.mesh", tmpdir);
+	ck_assert_int_eq(persist_write_file(path, tri_xyz, 4, tri_idx, 4), 0);
+	ck_assert_int_eq(store_new(&s), CORE_OK);
+	atomic_init(&ready, 0);
+	ck_assert_int_eq(store_backend_init(&b, s, 0, 0, NULL, NULL, &ready), 0);
+	ck_assert_int_eq(store_dir_open(&b, tmpdir, err, sizeof(err)), 0);
+	ck_assert_int_eq(store_backend_start(&b), 0);
+	for (i = 0; i < 200 && !atomic_load(&ready); i++)
+		usleep(10000);
+	ck_assert_int_eq(atomic_load(&ready), 1);
+	store_backend_close(&b);
+	store_free(s);
+	remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_dir_open_refuses_file)
+{
+	struct store_backend b;
+	char err[160];
+
+	ck_assert_int_eq(store_backend_init(&b, NULL, 0, 0, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(store_dir_open(&b, "/dev/null", err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "--data-dir"));
+	store_backend_close(&b);
+}
+END_TEST
+
+/* ---- the per-name lock ------------------------------------------------- */
+
+struct lock_race {
+	struct store_backend *b;
+	int inside;		/* writers inside the "a" section */
+	int max_inside;
+	pthread_mutex_t m;
+};
+
+static void *lock_worker(void *arg)
+{
+	struct lock_race *r = arg;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		store_backend_lock(r->b, "a");
+		pthread_mutex_lock(&r->m);
+		if (++r->inside > r->max_inside)
+			r->max_inside = r->inside;
+		pthread_mutex_unlock(&r->m);
+		sched_yield();
+		pthread_mutex_lock(&r->m);
+		r->inside--;
+		pthread_mutex_unlock(&r->m);
+		store_backend_unlock(r->b, "a");
+	}
+	return NULL;
+}
+
+START_TEST(test_name_lock_excludes)
+{
+	struct store_backend b;
+	struct lock_race r = { &b, 0, 0, PTHREAD_MUTEX_INITIALIZER };
+	pthread_t t[4];
+	int i;
+
+	ck_assert_int_eq(store_backend_init(&b, NULL, 0, 0, NULL, NULL, NULL), 0);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, lock_worker, &r), 0);
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	ck_assert_int_eq(r.max_inside, 1);
+	store_backend_close(&b);
+}
+END_TEST
+
+/* ---- applied versions ------------------------------------------------- */
+
+/* Random sets and gets against a plain array: the table grows through
+ * several doublings and never loses or mixes up a name. */
+START_TEST(test_versions_against_array)
+{
+	enum { NAMES = 3000 };
+	static uint64_t oracle[NAMES];
+	struct store_versions t;
+	char name[16];
+	unsigned seed = 12345;
+	int i, k, known;
+
+	memset(oracle, 0, sizeof(oracle));
+	ck_assert_int_eq(store_versions_init(&t), 0);
+	for (i = 0; i < 20000; i++) {
+		seed = seed * 1103515245u + 12345u;
+		k = (int)((seed >> 8) % NAMES);
+		snprintf(name, sizeof(name), "n%d", k);
+		if (seed & 1) {
+			oracle[k] = (uint64_t)i + 1;
+			ck_assert_int_eq(store_versions_set(&t, name, oracle[k]), 0);
+		}
+		ck_assert_uint_eq(store_versions_get(&t, name, &known), oracle[k]);
+		ck_assert_int_eq(known, oracle[k] != 0);
+	}
+	for (k = 0; k < NAMES; k++) {
+		snprintf(name, sizeof(name), "n%d", k);
+		ck_assert_uint_eq(store_versions_get(&t, name, NULL), oracle[k]);
+	}
+	store_versions_release(&t);
+}
+END_TEST
+
+/* ---- the --store URL --------------------------------------------------- */
+
+static const struct url_case {
+	const char *url, *password;
+	int ok;
+	const char *host, *user, *pass;
+	unsigned port, db;
+} url_cases[] = {
+	{ "redis://127.0.0.1:6379", NULL, 1, "127.0.0.1", "", "", 6379, 0 },
+	{ "redis://redis:7000/3", NULL, 1, "redis", "", "", 7000, 3 },
+	{ "redis://redis", NULL, 1, "redis", "", "", 6379, 0 },
+	{ "redis://redis/", NULL, 1, "redis", "", "", 6379, 0 },
+	{ "redis://:s3cret@redis:6380/1", NULL, 1, "redis", "", "s3cret", 6380, 1 },
+	{ "redis://app:s3cret@redis", NULL, 1, "redis", "app", "s3cret", 6379, 0 },
+	{ "redis://:s3cret@redis", "fromenv", 1, "redis", "", "fromenv", 6379, 0 },
+	{ "redis://[::1]:6390/2", NULL, 1, "::1", "", "", 6390, 2 },
+	{ "http://redis:6379", NULL, 0, NULL, NULL, NULL, 0, 0 },
+	{ "redis://", NULL, 0, NULL, NULL, NULL, 0, 0 },
+	{ "redis://:6379", NULL, 0, NULL, NULL, NULL, 0, 0 },
+	{ "redis://host:0", NULL, 0, NULL, NULL, NULL, 0, 0 },
+	{ "redis://host:65536", NULL, 0, NULL, NULL, NULL, 0, 0 },
+	{ "redis://host:12x", NULL, 0, NULL, NULL, NULL, 0, 0 },
+	{ "redis://host:1/x", NULL, 0, NULL, NULL, NULL, 0, 0 },
+	{ "redis://host:1/2/3", NULL, 0, NULL, NULL, NULL, 0, 0 },
+	{ "redis://nocolon@host", NULL, 0, NULL, NULL, NULL, 0, 0 },
+	{ "redis://[::1", NULL, 0, NULL, NULL, NULL, 0, 0 },
+};
+
+START_TEST(test_url_parse)
+{
+	const struct url_case *c = &url_cases[_i];
+	struct store_redis_url u;
+	char err[160] = "";
+
+	ck_assert_int_eq(store_redis_parse_url(c->url, c->password, &u, err, sizeof(err)),
+			 c->ok ? 0 : -1);
+	if (!c->ok) {
+		ck_assert(err[0] != '\0');
+		ck_assert_ptr_null(strstr(err, "s3cret"));
+		return;
+	}
+	ck_assert_str_eq(u.host, c->host);
+	ck_assert_str_eq(u.user, c->user);
+	ck_assert_str_eq(u.password, c->pass);
+	ck_assert_uint_eq(u.port, c->port);
+	ck_assert_uint_eq(u.db, c->db);
+}
+END_TEST
+
+/* --store and COLLISIOND_STORE(_PASSWORD) reach the config; a bad URL or
+ * --store with --data-dir is refused naming --store, without the secret. */
+START_TEST(test_config_store_flags)
+{
+	struct config cfg;
+	char err[320];
+	const char *argv1[] = { "collisiond", "--store", "redis://r:6380/2", NULL };
+	const char *argv2[] = { "collisiond", NULL };
+	const char *env2[] = { "COLLISIOND_STORE=redis://:pw@r", "COLLISIOND_STORE_PASSWORD=s3cret", NULL };
+	const char *argv3[] = { "collisiond", "--store", "redis://r", "--data-dir", "/tmp", NULL };
+	const char *argv4[] = { "collisiond", "--store=http://:s3cret@r", NULL };
+
+	ck_assert_int_eq(config_parse(&cfg, 3, (char *const *)argv1, NULL, err, sizeof(err)), CONFIG_OK);
+	ck_assert_str_eq(cfg.store, "redis://r:6380/2");
+	ck_assert_ptr_null(cfg.store_password);
+	ck_assert_int_eq(config_parse(&cfg, 1, (char *const *)argv2, (char *const *)env2, err, sizeof(err)), CONFIG_OK);
+	ck_assert_str_eq(cfg.store, "redis://:pw@r");
+	ck_assert_str_eq(cfg.store_password, "s3cret");
+	ck_assert_int_eq(config_parse(&cfg, 5, (char *const *)argv3, NULL, err, sizeof(err)), CONFIG_ERROR);
+	ck_assert_ptr_nonnull(strstr(err, "--store"));
+	ck_assert_ptr_nonnull(strstr(err, "--data-dir"));
+	ck_assert_int_eq(config_parse(&cfg, 2, (char *const *)argv4, NULL, err, sizeof(err)), CONFIG_ERROR);
+	ck_assert_ptr_nonnull(strstr(err, "--store"));
+	ck_assert_ptr_null(strstr(err, "s3cret"));
+}
+END_TEST
+
+static Suite *store_backend_suite(void)
+{
+	Suite *s = suite_create("store_backend");
+	TCase *tc;
+
+	tc = tcase_create("persist");
+	tcase_add_test(tc, test_encode_decode_round_trip);
+	tcase_add_test(tc, test_encoded_size_overflow);
+	tcase_add_loop_test(tc, test_corrupt_file_rejected, 0,
+			    (int)(sizeof(corrupt_offsets) / sizeof(corrupt_offsets[0])));
+	tcase_add_test(tc, test_read_refuses_fifo);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("dir");
+	tcase_add_test(tc, test_dir_put_delete);
+	tcase_add_test(tc, test_dir_load_all);
+	tcase_add_test(tc, test_dir_loader_thread);
+	tcase_add_test(tc, test_dir_open_refuses_file);
+	tcase_add_test(tc, test_name_lock_excludes);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("versions");
+	tcase_add_test(tc, test_versions_against_array);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("url");
+	tcase_add_loop_test(tc, test_url_parse, 0, (int)(sizeof(url_cases) / sizeof(url_cases[0])));
+	tcase_add_test(tc, test_config_store_flags);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(store_backend_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
