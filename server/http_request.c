@@ -1,0 +1,290 @@
+/* http_request.c - a request's intake: authentication, early refusals from
+ * the headers, and the bounded body with its deadlines (see http_impl.h). */
+#include "http_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+
+#define OPS_ALLOW "GET, HEAD"
+
+/*
+ * A request refused from its headers (413 by Content-Length, 401, 404, ...)
+ * is answered at once; libmicrohttpd then sends FIN and closes, and the
+ * deadline watcher keeps reading and dropping the rest of the body (lingering
+ * close, see conn_watch.h) so that a client that sends its whole body before
+ * reading (Python's http.client, requests) still reads the answer.
+ *
+ * A body found over its limit while it arrives (chunked) cannot be answered
+ * before its end (libmicrohttpd 0.9.75 refuses MHD_queue_response until the
+ * body has been read): it is read and dropped, not buffered, and the 413 goes
+ * out at its end, for at most DISCARD_MAX bytes and DISCARD_SECONDS seconds
+ * (nginx's lingering_time) besides the body deadline; past that the
+ * connection is closed without an answer.
+ */
+#define DISCARD_MAX ((uint64_t)1 << 30)
+#define DISCARD_SECONDS 30
+
+/* Equal in time that depends only on the length of key, not on where the
+ * first difference lies. */
+static int key_equal(const char *given, size_t glen, const char *key, size_t klen)
+{
+	unsigned char diff = glen != klen;
+	size_t i;
+
+	for (i = 0; i < klen; i++)
+		diff |= (unsigned char)key[i] ^ (unsigned char)(i < glen ? given[i] : 0);
+	return diff == 0;
+}
+
+static enum api_auth request_auth(const struct http_server *s, struct MHD_Connection *c)
+{
+	const char *h, *tok;
+	size_t n;
+	int w, rd;
+
+	if (!s->api_key)
+		return API_AUTH_WRITE;
+	h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+		return API_AUTH_NONE;
+	for (tok = h + 7; *tok == ' '; tok++)
+		;
+	n = strlen(tok);
+	while (n > 0 && (tok[n - 1] == ' ' || tok[n - 1] == '\t'))
+		n--;
+	w = key_equal(tok, n, s->api_key, s->api_key_len);
+	rd = s->read_key ? key_equal(tok, n, s->read_key, s->read_key_len) : 0;
+	return w ? API_AUTH_WRITE : rd ? API_AUTH_READ : API_AUTH_NONE;
+}
+
+/* GET /healthz, /readyz, /metrics; 1 when url is one of them. */
+static int ops_route(const char *url, const char **label)
+{
+	if (strcmp(url, "/healthz") == 0)
+		*label = "/healthz";
+	else if (strcmp(url, "/readyz") == 0)
+		*label = "/readyz";
+	else if (strcmp(url, "/metrics") == 0)
+		*label = "/metrics";
+	else
+		return 0;
+	return 1;
+}
+
+/* 1 when the request announces a body (Content-Length > 0 or chunked). */
+static int has_body(const struct http_head *head, uint64_t *content_length, int *known)
+{
+	const char *cl = head->content_length;
+	const char *te = head->transfer_encoding;
+
+	*known = 0;
+	*content_length = 0;
+	if (cl) {
+		/* MHD has already rejected a malformed Content-Length. */
+		*content_length = strtoull(cl, NULL, 10);
+		*known = 1;
+	}
+	return (cl && *content_length > 0) || te;
+}
+
+/* Note a refusal to send once libmicrohttpd allows it without closing. */
+static void refuse(struct request *r, enum api_err e, const char *allow, const char *msg)
+{
+	r->verdict = e;
+	snprintf(r->allow, sizeof(r->allow), "%s", allow ? allow : "");
+	snprintf(r->msg, sizeof(r->msg), "%s", msg);
+}
+
+/*
+ * Decide from the headers alone what can be decided: ops endpoint, route
+ * (404/405), access (401/403), readiness (503), announced size (413).
+ */
+static void classify(struct http_server *s, struct MHD_Connection *c, struct request *r,
+		     const char *url, const char *method, uint64_t clen, int known)
+{
+	struct api_route_info info;
+	const char *why;
+	enum api_err e, ae;
+
+	if (ops_route(url, &r->route_label)) {
+		r->ops = 1;
+		r->limit = s->p.api->limits.max_body_query;
+		if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+			refuse(r, API_METHOD_NOT_ALLOWED, OPS_ALLOW, "this path only answers GET and HEAD");
+		return;
+	}
+	memset(&info, 0, sizeof(info));
+	/* HEAD is GET without the body (libmicrohttpd drops it). */
+	e = api_route(strcmp(method, "HEAD") == 0 ? "GET" : method, url, &info);
+	r->route_label = info.label;
+	r->auth = request_auth(s, c);
+	/* the api's access policy, applied before the body is read */
+	ae = api_access(url, e == API_OK ? info.access : API_ACCESS_OPEN, r->auth, &why);
+	if (ae) {
+		refuse(r, ae, NULL, why);
+		return;
+	}
+	if (e == API_NOT_FOUND) {
+		refuse(r, e, NULL, "no such path");
+		return;
+	}
+	if (e == API_METHOD_NOT_ALLOWED) {
+		refuse(r, e, info.allow, "method not allowed on this path");
+		return;
+	}
+	if (e != API_OK) {
+		refuse(r, API_INTERNAL, NULL, "routing failed");
+		return;
+	}
+	if (!atomic_load_explicit(s->p.ready, memory_order_acquire)) {
+		refuse(r, API_NOT_READY, NULL, "still loading stored meshes");
+		return;
+	}
+	r->limit = info.mesh_upload ? s->p.api->limits.max_body_mesh :
+				      s->p.api->limits.max_body_query;
+	if (known && clen > r->limit) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "body of %llu bytes is over the limit of %zu bytes",
+			 (unsigned long long)clen, r->limit);
+		refuse(r, API_PAYLOAD_TOO_LARGE, NULL, msg);
+	}
+}
+
+/* The body's deadline: --body-timeout, plus one second per --min-body-rate
+ * bytes received (Apache's mod_reqtimeout MinRate); while discarding, at
+ * most DISCARD_SECONDS after the discard began. */
+static void arm_body_deadline(const struct http_server *s, struct request *r)
+{
+	uint64_t d = r->body_t0_ns + s->body_ns;
+
+	if (s->body_rate) {
+		uint64_t earned = r->body_bytes / s->body_rate;
+
+		d += earned > UINT64_MAX / 4 / 1000000000u ? UINT64_MAX / 4 :
+			earned * 1000000000u +
+			(r->body_bytes % s->body_rate) * 1000000000u / s->body_rate;
+	}
+	if (r->discarding && r->discard_t0_ns + (uint64_t)DISCARD_SECONDS * 1000000000u < d) {
+		conn_watch_arm(r->watch, r->discard_t0_ns + (uint64_t)DISCARD_SECONDS * 1000000000u,
+			       WATCH_DISCARD);
+		return;
+	}
+	conn_watch_arm(r->watch, d, WATCH_BODY);
+}
+
+/* From now on the body is read and dropped; the refusal goes out at its end. */
+static void start_discard(struct http_server *s, struct request *r)
+{
+	r->discarding = 1;
+	r->discard_t0_ns = now_ns();
+	free(r->body);
+	r->body = NULL;
+	r->len = r->cap = 0;
+	arm_body_deadline(s, r);
+}
+
+/* Answer r now, before its body: libmicrohttpd closes the connection after
+ * the answer, and the watcher lingers on it (see DISCARD_MAX). */
+static enum MHD_Result answer_before_body(struct MHD_Connection *c, struct request *r)
+{
+	conn_watch_arm(r->watch, 0, WATCH_NONE);
+	request_conn(r)->linger = 1;
+	return http_send_error(c, r, r->verdict, r->allow, r->msg);
+}
+
+/*
+ * The first call, headers only. A refusal of a request with a body is sent
+ * now, so that the body is never read (answer_before_body); everything else
+ * is answered on the last call, because a response queued on the first call
+ * always closes the connection.
+ */
+enum MHD_Result http_begin_request(struct http_server *s, struct MHD_Connection *c,
+				   struct request *r, const char *method, const char *version)
+{
+	uint64_t clen;
+	size_t n;
+	int known, body, close_now;
+
+	r->started = 1;
+	r->t0_ns = now_ns();
+	n = strlen(method);
+	if (n >= sizeof(r->method))
+		n = sizeof(r->method) - 1;
+	memcpy(r->method, method, n);
+	r->method[n] = '\0';
+	atomic_fetch_add_explicit(&s->in_flight, 1, memory_order_relaxed);
+
+	r->verdict = http_check_head(c, version, &r->head, r->msg, sizeof(r->msg), &close_now);
+	body = has_body(&r->head, &clen, &known);
+	if (close_now)
+		return answer_before_body(c, r);
+	if (r->verdict == API_OK)
+		classify(s, c, r, r->raw, method, clen, known);
+	if (!body) {
+		conn_watch_arm(r->watch, 0, WATCH_NONE);
+		return MHD_YES;
+	}
+	r->body_t0_ns = r->t0_ns;
+	if (r->verdict != API_OK)
+		return answer_before_body(c, r);
+	arm_body_deadline(s, r);
+	if (known && !r->ops) {
+		/* One allocation for the announced body, plus a NUL for parsers. */
+		r->body = malloc((size_t)clen + 1);
+		if (!r->body) {
+			refuse(r, API_INTERNAL, NULL, "out of memory");
+			return answer_before_body(c, r);
+		}
+		r->cap = (size_t)clen + 1;
+	}
+	return MHD_YES;
+}
+
+/* Append a body chunk, or count it as discarded once refused. */
+enum MHD_Result http_on_body(struct http_server *s, struct request *r, const char *data,
+			     size_t n)
+{
+	r->body_bytes += n;
+	arm_body_deadline(s, r);
+	if (r->discarding) {
+		r->discarded += n;
+		if (r->discarded <= DISCARD_MAX)
+			return MHD_YES;
+		log_msg(s->p.log, LOG_INFO,
+			"closing connection: discarded more than %llu bytes of a refused body",
+			(unsigned long long)DISCARD_MAX);
+		return MHD_NO;
+	}
+	if (n > r->limit - r->len) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "body is over the limit of %zu bytes", r->limit);
+		refuse(r, API_PAYLOAD_TOO_LARGE, NULL, msg);
+		start_discard(s, r);
+		r->discarded = n;
+		return MHD_YES;
+	}
+	if (r->len + n + 1 > r->cap) {
+		size_t cap = r->cap ? r->cap : 4096;
+		char *nb;
+
+		while (cap < r->len + n + 1)
+			cap = cap > SIZE_MAX / 2 ? r->len + n + 1 : cap * 2;
+		if (cap > r->limit + 1)
+			cap = r->limit + 1;
+		nb = realloc(r->body, cap);
+		if (!nb)
+			return MHD_NO;
+		r->body = nb;
+		r->cap = cap;
+	}
+	memcpy(r->body + r->len, data, n);
+	r->len += n;
+	r->body[r->len] = '\0';
+	return MHD_YES;
+}
