@@ -1,7 +1,6 @@
 /* world_decode.c - strict decoding of the /v1/worlds bodies (see
  * world_decode.h): field tables and the shared readers of decode_fields.h,
  * with the worlds' own values from world_fields.h. */
-#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -323,12 +322,12 @@ void world_shots_req_release(struct world_shots_req *q)
 	memset(q, 0, sizeof(*q));
 }
 
-/* A shot's members; the top level takes one shot's rows and its own. */
+/* A shot's members (shot_rows); the top level (top_rows) has one shot's
+ * keys, read raw there and by decode_shot, and its own three. */
 struct shot_fields {
 	struct fval origin, direction, max_distance, time_ms, ignore, layers;
 	struct fval shots, mode, max_hits;	/* top level only */
 };
-#define SHOT_ROWS 6
 static const struct field shot_rows[] = {
 	{ "origin", FIELD_VEC3, 1, offsetof(struct shot_fields, origin), NULL },
 	{ "direction", FIELD_DIR, 1, offsetof(struct shot_fields, direction), NULL },
@@ -336,9 +335,6 @@ static const struct field shot_rows[] = {
 	{ "time_ms", FIELD_RAW, 0, offsetof(struct shot_fields, time_ms), NULL },
 	{ "ignore", FIELD_RAW, 0, offsetof(struct shot_fields, ignore), NULL },
 	{ "layers", FIELD_RAW, 0, offsetof(struct shot_fields, layers), NULL },
-	{ "shots", FIELD_RAW, 0, offsetof(struct shot_fields, shots), NULL },
-	{ "mode", FIELD_RAW, 0, offsetof(struct shot_fields, mode), NULL },
-	{ "max_hits", FIELD_RAW, 0, offsetof(struct shot_fields, max_hits), NULL },
 };
 
 /* One shot from the members of obj at p; check: obj is a batch element,
@@ -358,8 +354,8 @@ static enum api_err decode_shot(const cJSON *obj, const struct jpath *p, int che
 	size_t i = 0;
 
 	memset(s, 0, sizeof(*s));
-	e = check ? fields_decode(obj, p, shot_rows, SHOT_ROWS, &x, f)
-		  : fields_read(obj, p, shot_rows, SHOT_ROWS, &x, f);
+	e = check ? fields_decode(obj, p, shot_rows, FIELD_COUNT(shot_rows), &x, f)
+		  : fields_read(obj, p, shot_rows, FIELD_COUNT(shot_rows), &x, f);
 	if (e)
 		return e;
 	s->ray.origin = vec3_from(x.origin.v);
@@ -488,14 +484,14 @@ enum api_err decode_world_shots(const cJSON *root, const struct api_limits *lim,
 	struct shot_fields x;
 	const cJSON *c;
 	enum api_err e;
-	int k, single = 0;
+	int single;
 
 	memset(q, 0, sizeof(*q));
 	if ((e = fields_decode(root, NULL, top_rows, FIELD_COUNT(top_rows), &x, f)) ||
 	    (e = read_mode(&x, static_only, q, f)))
 		goto fail;
-	for (k = 0; k < SHOT_ROWS; k++)
-		single |= ((const struct fval *)((const char *)&x + top_rows[k].slot))->given;
+	single = x.origin.given || x.direction.given || x.max_distance.given ||
+		 x.time_ms.given || x.ignore.given || x.layers.given;
 	if (x.shots.given && single) {
 		e = fail_at(f, API_INVALID_REQUEST, NULL,
 			    "give \"shots\" or one shot's fields at the top level, not both");

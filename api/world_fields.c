@@ -10,8 +10,7 @@
 #include "xform.h"
 
 /* Required string of 1..WORLD_ID_MAX bytes (points into the tree). */
-enum api_err wf_id(const cJSON *v, const struct jpath *p, const char **out,
-			    struct api_fail *f)
+enum api_err wf_id(const cJSON *v, const struct jpath *p, const char **out, struct api_fail *f)
 {
 	size_t n;
 
@@ -27,8 +26,7 @@ enum api_err wf_id(const cJSON *v, const struct jpath *p, const char **out,
 }
 
 /* Optional layer 0..31 (absent: 0). */
-enum api_err wf_layer(const cJSON *v, const struct jpath *p, uint32_t *out,
-			       struct api_fail *f)
+enum api_err wf_layer(const cJSON *v, const struct jpath *p, uint32_t *out, struct api_fail *f)
 {
 	size_t l = 0;
 	enum api_err e;
@@ -41,8 +39,7 @@ enum api_err wf_layer(const cJSON *v, const struct jpath *p, uint32_t *out,
 }
 
 /* The required store name in obj's member "mesh" (obj at p). */
-enum api_err wf_mesh(const cJSON *obj, const struct jpath *p, const char **out,
-			      struct api_fail *f)
+enum api_err wf_mesh(const cJSON *obj, const struct jpath *p, const char **out, struct api_fail *f)
 {
 	static const struct field mesh_row[] = { { "mesh", FIELD_NAME, 1, 0, NULL } };
 	struct fval m;
@@ -68,8 +65,7 @@ static int wf_numbers(const cJSON *v, double *out, int n)
 }
 
 /* read_quat within the float32 range. */
-enum api_err wf_quat(const cJSON *v, const struct jpath *p, double q[4],
-			       struct api_fail *f)
+enum api_err wf_quat(const cJSON *v, const struct jpath *p, double q[4], struct api_fail *f)
 {
 	if (!wf_numbers(v, q, 4))
 		return fail_at(f, API_INVALID_REQUEST, p, "must be 4 finite numbers [w, x, y, z]");
@@ -77,8 +73,7 @@ enum api_err wf_quat(const cJSON *v, const struct jpath *p, double q[4],
 }
 
 /* read_vec3 into a float vector. */
-enum api_err wf_vec3f(const cJSON *v, const struct jpath *p, vec3 *out,
-			       struct api_fail *f)
+enum api_err wf_vec3f(const cJSON *v, const struct jpath *p, vec3 *out, struct api_fail *f)
 {
 	double d[3];
 	enum api_err e;
@@ -104,7 +99,7 @@ static const struct field trs_rows[] = {
  * instance), {"matrix"} as decode_xform reads it. h (a mesh hitbox, whose
  * placement is interpolated piecewise, so no matrix) gets the pieces. */
 enum api_err wf_placement(const cJSON *v, const struct jpath *p, int allow_matrix,
-				   struct xform *xf, struct hitbox_in *h, struct api_fail *f)
+			  struct xform *xf, struct hitbox_in *h, struct api_fail *f)
 {
 	struct jpath pp = { p, "position", 0 }, pr = { p, "rotation", 0 };
 	struct jpath ps = { p, "scale", 0 }, pm = { p, "matrix", 0 };
@@ -144,8 +139,7 @@ enum api_err wf_placement(const cJSON *v, const struct jpath *p, int allow_matri
 	return API_OK;
 }
 
-enum api_err wf_radius(const cJSON *v, const struct jpath *p, float *out,
-				struct api_fail *f)
+enum api_err wf_radius(const cJSON *v, const struct jpath *p, float *out, struct api_fail *f)
 {
 	double d;
 
