@@ -6,90 +6,6 @@
 
 #include "json.h"
 
-/* ---- arena */
-
-struct json_chunk {
-	struct json_chunk *next;
-	size_t cap, used;
-	unsigned char data[];
-};
-
-#define CHUNK_MIN ((size_t)4096)
-#define CHUNK_MAX ((size_t)64 << 20)	/* bigger requests grow by chunks of this */
-#define NODES_PER_BYTE 8		/* first chunk: body length times this */
-
-void json_arena_release(struct json_arena *a)
-{
-	struct json_chunk *c = a->head, *next;
-
-	while (c) {
-		next = c->next;
-		free(c);
-		c = next;
-	}
-	a->head = NULL;
-}
-
-size_t json_arena_chunks(const struct json_arena *a)
-{
-	const struct json_chunk *c;
-	size_t n = 0;
-
-	for (c = a->head; c; c = c->next)
-		n++;
-	return n;
-}
-
-/* A new chunk of at least need bytes (plus align slack) in front of a->head. */
-static int arena_grow(struct json_arena *a, size_t need, size_t align, size_t hint)
-{
-	struct json_chunk *c;
-	size_t cap;
-
-	if (need > SIZE_MAX - align - sizeof(*c))
-		return -1;
-	need += align;
-	if (a->head)
-		cap = a->head->cap <= CHUNK_MAX / 2 ? a->head->cap * 2 : CHUNK_MAX;
-	else
-		cap = hint;
-	if (cap < CHUNK_MIN)
-		cap = CHUNK_MIN;
-	if (cap < need)
-		cap = need;
-	if (cap > SIZE_MAX - sizeof(*c))
-		return -1;
-	c = malloc(sizeof(*c) + cap);
-	if (!c)
-		return -1;
-	c->next = a->head;
-	c->cap = cap;
-	c->used = 0;
-	a->head = c;
-	return 0;
-}
-
-/* size bytes aligned to align (a power of two), NULL when out of memory. */
-static void *arena_alloc(struct json_arena *a, size_t size, size_t align, size_t hint)
-{
-	struct json_chunk *c = a->head;
-	size_t pad;
-
-	if (c) {
-		pad = (size_t)(-(uintptr_t)(c->data + c->used)) & (align - 1);
-		if (c->cap - c->used >= pad && c->cap - c->used - pad >= size) {
-			c->used += pad + size;
-			return c->data + c->used - size;
-		}
-	}
-	if (arena_grow(a, size, align, hint))
-		return NULL;
-	c = a->head;
-	pad = (size_t)(-(uintptr_t)c->data) & (align - 1);
-	c->used = pad + size;
-	return c->data + pad;
-}
-
 /* ---- the cursor: RFC 8259 checks shared by the tree parser and json_cursor_* */
 
 void json_cursor_init(struct json_cursor *c, const char *buf, size_t len)
@@ -143,7 +59,7 @@ static void *fail(struct jparse *j, enum api_err e, const char *why)
 
 static cJSON *new_node(struct jparse *j, int type)
 {
-	cJSON *item = arena_alloc(j->a, sizeof(*item), _Alignof(cJSON), j->hint);
+	cJSON *item = json_arena_alloc(j->a, sizeof(*item), _Alignof(cJSON), j->hint);
 
 	if (!item)
 		return fail(j, API_INTERNAL, "out of memory");
@@ -309,7 +225,7 @@ static char *parse_string(struct jparse *j)
 	if (check_string(&j->c, &escaped))
 		return NULL;
 	len = j->c.i - 1 - start;	/* unescaping never lengthens: \uXXXX is 6 bytes, <= 4 of UTF-8 */
-	out = arena_alloc(j->a, len + 1, 1, j->hint);
+	out = json_arena_alloc(j->a, len + 1, 1, j->hint);
 	if (!out)
 		return fail(j, API_INTERNAL, "out of memory");
 	if (escaped)
@@ -622,14 +538,10 @@ enum api_err json_parse(const char *buf, size_t len, struct json_arena *a, cJSON
 
 	json_cursor_init(&j.c, buf, len);
 	j.a = a;
-	j.hint = CHUNK_MIN;
+	j.hint = json_arena_hint(j.c.n);
 	*out = NULL;
 	*off = 0;
 	*why = NULL;
-	if (j.c.n <= (CHUNK_MAX - CHUNK_MIN) / NODES_PER_BYTE)
-		j.hint = j.c.n * NODES_PER_BYTE + CHUNK_MIN;
-	else
-		j.hint = CHUNK_MAX;
 	root = parse_value(&j, 0);
 	if (root)
 		json_cursor_finish(&j.c);

@@ -56,6 +56,12 @@ void json_arena_release(struct json_arena *a);
 /* How many chunks a holds (tests check growth with it). */
 size_t json_arena_chunks(const struct json_arena *a);
 
+/* size bytes aligned to align (a power of two) from a, NULL when out of
+ * memory; the first chunk is at least hint bytes. Freed with the arena. */
+void *json_arena_alloc(struct json_arena *a, size_t size, size_t align, size_t hint);
+/* The first chunk's size for parsing a body of body_len bytes. */
+size_t json_arena_hint(size_t body_len);
+
 /*
  * The double strtod(s) would give for the JSON number s[0..len), len <=
  * JSON_MAX_NUMBER_LEN, s valid RFC 8259 number syntax (not checked here).

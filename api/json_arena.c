@@ -1,0 +1,93 @@
+/* json_arena.c - the chunked arena that holds a parsed JSON tree (json.h). */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "json.h"
+
+struct json_chunk {
+	struct json_chunk *next;
+	size_t cap, used;
+	unsigned char data[];
+};
+
+#define CHUNK_MIN ((size_t)4096)
+#define CHUNK_MAX ((size_t)64 << 20)	/* bigger requests grow by chunks of this */
+#define NODES_PER_BYTE 8		/* first chunk: body length times this */
+
+void json_arena_release(struct json_arena *a)
+{
+	struct json_chunk *c = a->head, *next;
+
+	while (c) {
+		next = c->next;
+		free(c);
+		c = next;
+	}
+	a->head = NULL;
+}
+
+size_t json_arena_chunks(const struct json_arena *a)
+{
+	const struct json_chunk *c;
+	size_t n = 0;
+
+	for (c = a->head; c; c = c->next)
+		n++;
+	return n;
+}
+
+/* A new chunk of at least need bytes (plus align slack) in front of a->head. */
+static int arena_grow(struct json_arena *a, size_t need, size_t align, size_t hint)
+{
+	struct json_chunk *c;
+	size_t cap;
+
+	if (need > SIZE_MAX - align - sizeof(*c))
+		return -1;
+	need += align;
+	if (a->head)
+		cap = a->head->cap <= CHUNK_MAX / 2 ? a->head->cap * 2 : CHUNK_MAX;
+	else
+		cap = hint;
+	if (cap < CHUNK_MIN)
+		cap = CHUNK_MIN;
+	if (cap < need)
+		cap = need;
+	if (cap > SIZE_MAX - sizeof(*c))
+		return -1;
+	c = malloc(sizeof(*c) + cap);
+	if (!c)
+		return -1;
+	c->next = a->head;
+	c->cap = cap;
+	c->used = 0;
+	a->head = c;
+	return 0;
+}
+
+void *json_arena_alloc(struct json_arena *a, size_t size, size_t align, size_t hint)
+{
+	struct json_chunk *c = a->head;
+	size_t pad;
+
+	if (c) {
+		pad = (size_t)(-(uintptr_t)(c->data + c->used)) & (align - 1);
+		if (c->cap - c->used >= pad && c->cap - c->used - pad >= size) {
+			c->used += pad + size;
+			return c->data + c->used - size;
+		}
+	}
+	if (arena_grow(a, size, align, hint))
+		return NULL;
+	c = a->head;
+	pad = (size_t)(-(uintptr_t)c->data) & (align - 1);
+	c->used = pad + size;
+	return c->data + pad;
+}
+
+size_t json_arena_hint(size_t body_len)
+{
+	if (body_len <= (CHUNK_MAX - CHUNK_MIN) / NODES_PER_BYTE)
+		return body_len * NODES_PER_BYTE + CHUNK_MIN;
+	return CHUNK_MAX;
+}
