@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nametab.h"
 #include "store.h"
 
 /*
@@ -88,53 +89,6 @@ int store_name_valid(const char *name)
 	return 1;
 }
 
-/*
- * Binary search; caller holds the lock. Returns the index of name when
- * *found, else the index where it would be inserted to keep the order.
- */
-static size_t find(const struct store *s, const char *name, int *found)
-{
-	size_t lo = 0, hi = s->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(name, s->tab[mid].name);
-
-		if (c == 0) {
-			*found = 1;
-			return mid;
-		}
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	*found = 0;
-	return lo;
-}
-
-/* Room for one more entry; caller holds the write lock. */
-static enum core_result grow(struct store *s)
-{
-	struct store_entry *tab;
-	size_t cap;
-
-	if (s->n < s->cap)
-		return CORE_OK;
-	cap = s->cap ? s->cap : 8;
-	if (s->cap) {
-		if (cap > SIZE_MAX / 2 / sizeof(*tab))
-			return CORE_ENOMEM;
-		cap *= 2;
-	}
-	tab = realloc(s->tab, cap * sizeof(*tab));
-	if (!tab)
-		return CORE_ENOMEM;
-	s->tab = tab;
-	s->cap = cap;
-	return CORE_OK;
-}
-
 enum core_result store_put(struct store *s, const char *name, struct mesh *m,
 			   size_t max_meshes, uint64_t *version, int *created)
 {
@@ -153,7 +107,7 @@ enum core_result store_put(struct store *s, const char *name, struct mesh *m,
 	}
 
 	pthread_rwlock_wrlock(&s->lock);
-	i = find(s, name, &found);
+	i = nametab_find(s->tab, s->n, sizeof(*s->tab), name, &found);
 	if (found) {
 		e = &s->tab[i];
 		drop = e->mesh;
@@ -164,16 +118,16 @@ enum core_result store_put(struct store *s, const char *name, struct mesh *m,
 			r = CORE_ETOOBIG;
 			goto out_unlock;
 		}
-		r = grow(s);
-		if (r != CORE_OK)
+		void *tab = s->tab;
+
+		e = nametab_insert(&tab, &s->n, &s->cap, sizeof(*s->tab), i, name);
+		s->tab = tab;
+		if (!e) {
+			r = CORE_ENOMEM;
 			goto out_unlock;
-		memmove(&s->tab[i + 1], &s->tab[i], (s->n - i) * sizeof(*s->tab));
-		e = &s->tab[i];
-		memset(e->name, 0, sizeof(e->name));
-		memcpy(e->name, name, strlen(name));
+		}
 		e->mesh = m;
 		v = e->version = 1;
-		s->n++;
 	}
 	atomic_fetch_add(&s->generation, 1);
 	pthread_rwlock_unlock(&s->lock);
@@ -201,7 +155,7 @@ struct mesh *store_get(struct store *s, const char *name, uint64_t *version)
 		return NULL;
 
 	pthread_rwlock_rdlock(&s->lock);
-	i = find(s, name, &found);
+	i = nametab_find(s->tab, s->n, sizeof(*s->tab), name, &found);
 	if (found) {
 		m = mesh_ref(s->tab[i].mesh);
 		if (version)
@@ -221,12 +175,10 @@ enum core_result store_delete(struct store *s, const char *name)
 		return CORE_ENOTFOUND;
 
 	pthread_rwlock_wrlock(&s->lock);
-	i = find(s, name, &found);
+	i = nametab_find(s->tab, s->n, sizeof(*s->tab), name, &found);
 	if (found) {
 		drop = s->tab[i].mesh;
-		memmove(&s->tab[i], &s->tab[i + 1],
-			(s->n - i - 1) * sizeof(*s->tab));
-		s->n--;
+		nametab_remove(s->tab, &s->n, sizeof(*s->tab), i);
 		atomic_fetch_add(&s->generation, 1);
 	}
 	pthread_rwlock_unlock(&s->lock);

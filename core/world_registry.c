@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nametab.h"
 #include "world_registry.h"
 
 /* tab[0..n) sorted by name, each holding one reference; worlds are freed
@@ -40,27 +41,6 @@ void world_registry_free(struct world_registry *r)
 	free(r);
 }
 
-static size_t find(const struct world_registry *r, const char *name, int *found)
-{
-	size_t lo = 0, hi = r->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(name, r->tab[mid].name);
-
-		if (c == 0) {
-			*found = 1;
-			return mid;
-		}
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	*found = 0;
-	return lo;
-}
-
 enum core_result world_registry_put(struct world_registry *r, const char *name, struct world *w,
 				    size_t max_worlds, int *created)
 {
@@ -74,33 +54,22 @@ enum core_result world_registry_put(struct world_registry *r, const char *name, 
 		return CORE_EINVAL;
 	}
 	pthread_rwlock_wrlock(&r->lock);
-	i = find(r, name, &found);
+	i = nametab_find(r->tab, r->n, sizeof(*r->tab), name, &found);
 	if (found) {
 		drop = r->tab[i].world;
 		r->tab[i].world = w;
 	} else if (max_worlds && r->n >= max_worlds) {
 		res = CORE_ETOOBIG;
 	} else {
-		if (r->n == r->cap) {
-			size_t cap = r->cap ? 2 * r->cap : 8;
-			struct world_entry *t = NULL;
+		void *tab = r->tab;
+		struct world_entry *e = nametab_insert(&tab, &r->n, &r->cap, sizeof(*r->tab), i, name);
 
-			if (cap <= SIZE_MAX / sizeof(*t))
-				t = realloc(r->tab, cap * sizeof(*t));
-			if (!t) {
-				res = CORE_ENOMEM;
-				goto out_unlock;
-			}
-			r->tab = t;
-			r->cap = cap;
-		}
-		memmove(&r->tab[i + 1], &r->tab[i], (r->n - i) * sizeof(*r->tab));
-		memset(r->tab[i].name, 0, sizeof(r->tab[i].name));
-		memcpy(r->tab[i].name, name, strlen(name));
-		r->tab[i].world = w;
-		r->n++;
+		r->tab = tab;
+		if (e)
+			e->world = w;
+		else
+			res = CORE_ENOMEM;
 	}
-out_unlock:
 	pthread_rwlock_unlock(&r->lock);
 	if (res != CORE_OK)
 		world_unref(w);
@@ -117,7 +86,7 @@ struct world *world_registry_get(struct world_registry *r, const char *name)
 	int found;
 
 	pthread_rwlock_rdlock(&r->lock);
-	i = find(r, name, &found);
+	i = nametab_find(r->tab, r->n, sizeof(*r->tab), name, &found);
 	if (found)
 		w = world_ref(r->tab[i].world);
 	pthread_rwlock_unlock(&r->lock);
@@ -131,11 +100,10 @@ enum core_result world_registry_delete(struct world_registry *r, const char *nam
 	int found;
 
 	pthread_rwlock_wrlock(&r->lock);
-	i = find(r, name, &found);
+	i = nametab_find(r->tab, r->n, sizeof(*r->tab), name, &found);
 	if (found) {
 		drop = r->tab[i].world;
-		memmove(&r->tab[i], &r->tab[i + 1], (r->n - i - 1) * sizeof(*r->tab));
-		r->n--;
+		nametab_remove(r->tab, &r->n, sizeof(*r->tab), i);
 	}
 	pthread_rwlock_unlock(&r->lock);
 	world_unref(drop);
