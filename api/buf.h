@@ -35,6 +35,8 @@ void buf_reserve(struct buf *b, size_t extra);
 /* Cap b at limit bytes (see above); 0 removes the cap. */
 void buf_set_limit(struct buf *b, size_t limit);
 void buf_append(struct buf *b, const void *p, size_t n);
+/* A string literal, without its NUL. */
+#define PUT_LIT(b, s) buf_append((b), (s), sizeof(s) - 1)
 void buf_puts(struct buf *b, const char *s);
 void buf_putc(struct buf *b, char c);
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

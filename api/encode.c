@@ -4,7 +4,6 @@
 
 #include "encode.h"
 
-#define PUT_LIT(b, s) buf_append((b), (s), sizeof(s) - 1)
 
 void encode_vec3(struct buf *b, vec3 v)
 {

@@ -12,7 +12,6 @@
 #include "world_decode.h"
 #include "world_registry.h"
 
-#define PUT_LIT(b, s) buf_append((b), (s), sizeof(s) - 1)
 
 static void put_str(struct buf *b, const char *s)
 {

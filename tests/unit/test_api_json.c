@@ -9,53 +9,20 @@
 #include <string.h>
 
 #include "json.h"
+#include "teststr.h"
 
-/* ---- a deterministic PRNG (xorshift64*) and a growable string */
+/* ---- a deterministic PRNG (teststr.h) */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static struct xs rng = { 0x9e3779b97f4a7c15ull };
 
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
+	return xs_next(&rng);
 }
 
 static unsigned rnd_below(unsigned n)
 {
 	return (unsigned)(rnd() % n);
-}
-
-struct sb {
-	char *p;
-	size_t len, cap;
-};
-
-static void sb_putn(struct sb *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		b->p = realloc(b->p, cap);
-		ck_assert_ptr_nonnull(b->p);
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void sb_puts(struct sb *b, const char *s)
-{
-	sb_putn(b, s, strlen(s));
-}
-
-static void sb_putc(struct sb *b, char c)
-{
-	sb_putn(b, &c, 1);
 }
 
 /* ---- random valid JSON */
@@ -297,7 +264,7 @@ START_TEST(test_tree_random_vs_cjson)
 	struct sb b = { 0 };
 	int k;
 
-	rng_state = 0x1234567887654321ull;
+	rng.s = 0x1234567887654321ull;
 	for (k = 0; k < 20000; k++) {
 		b.len = 0;
 		gen_value(&b, 0);
@@ -343,7 +310,7 @@ START_TEST(test_number_random_vs_strtod)
 	char num[128];
 	int k;
 
-	rng_state = 0xdeadbeefcafef00dull;
+	rng.s = 0xdeadbeefcafef00dull;
 	for (k = 0; k < 2000000; k++) {
 		gen_number_text(num, sizeof(num));
 		if (strlen(num) <= JSON_MAX_NUMBER_LEN)
@@ -361,7 +328,7 @@ START_TEST(test_number_printed_doubles_vs_strtod)
 	float fl;
 	int k;
 
-	rng_state = 0x0123456789abcdefull;
+	rng.s = 0x0123456789abcdefull;
 	for (k = 0; k < 1000000; k++) {
 		bits = rnd();
 		memcpy(&d, &bits, sizeof(d));

@@ -11,46 +11,18 @@
 #include "decode.h"
 #include "json.h"
 #include "json_mesh.h"
+#include "teststr.h"
 
-static uint64_t rng_state = 0x243f6a8885a308d3ull;
+static struct xs rng = { 0x243f6a8885a308d3ull };
 
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
+	return xs_next(&rng);
 }
 
 static unsigned rnd_below(unsigned n)
 {
 	return (unsigned)(rnd() % n);
-}
-
-struct sb {
-	char *p;
-	size_t len, cap;
-};
-
-static void sb_putn(struct sb *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		b->p = realloc(b->p, cap);
-		ck_assert_ptr_nonnull(b->p);
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void sb_puts(struct sb *b, const char *s)
-{
-	sb_putn(b, s, strlen(s));
 }
 
 static void ws(struct sb *b)
