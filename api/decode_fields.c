@@ -196,15 +196,31 @@ static enum api_err field_read(const struct field *r, const cJSON *v, const stru
 	return fail_at(f, API_INTERNAL, p, "unknown field kind");
 }
 
-enum api_err fields_read(const cJSON *obj, const struct jpath *p, const struct field *rows,
-			 size_t n, void *out, struct api_fail *f)
+#define FIELD_ROWS_MAX 64
+
+/* The row of key (n when none): the first character first, as most keys
+ * differ there, then the whole key. */
+static size_t row_of(const struct field *rows, size_t n, const char *key)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (rows[k].key[0] == key[0] && strcmp(rows[k].key, key) == 0)
+			break;
+	return k;
+}
+
+/* Read the rows in table order from found[] (each row's first member, or
+ * NULL when absent). */
+static enum api_err read_found(const cJSON *const *found, const struct jpath *p,
+			       const struct field *rows, size_t n, void *out, struct api_fail *f)
 {
 	size_t k;
 
 	for (k = 0; k < n; k++) {
 		struct fval *fv = (struct fval *)((char *)out + rows[k].slot);
 		struct jpath kp = { p, rows[k].key, 0 };
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, rows[k].key);
+		const cJSON *v = found[k];
 		enum api_err e;
 
 		memset(fv, 0, sizeof(*fv));
@@ -222,21 +238,38 @@ enum api_err fields_read(const cJSON *obj, const struct jpath *p, const struct f
 	return API_OK;
 }
 
+enum api_err fields_read(const cJSON *obj, const struct jpath *p, const struct field *rows,
+			 size_t n, void *out, struct api_fail *f)
+{
+	const cJSON *found[FIELD_ROWS_MAX] = { 0 };
+	const cJSON *c;
+	size_t k;
+
+	if (n > FIELD_ROWS_MAX)
+		return fail_at(f, API_INTERNAL, p, "field table too long");
+	/* one walk over the members; the first of a key wins, as with
+	 * cJSON_GetObjectItemCaseSensitive */
+	for (c = obj ? obj->child : NULL; c; c = c->next)
+		if (c->string && (k = row_of(rows, n, c->string)) < n && !found[k])
+			found[k] = c;
+	return read_found(found, p, rows, n, out, f);
+}
+
 enum api_err fields_decode(const cJSON *obj, const struct jpath *p, const struct field *rows,
 			   size_t n, void *out, struct api_fail *f)
 {
+	const cJSON *found[FIELD_ROWS_MAX] = { 0 };
 	const cJSON *c;
-	unsigned long long seen = 0;
 	size_t k;
 
 	if (!cJSON_IsObject(obj))
 		return fail_at(f, API_INVALID_REQUEST, p, "must be an object");
+	if (n > FIELD_ROWS_MAX)
+		return fail_at(f, API_INTERNAL, p, "field table too long");
 	for (c = obj->child; c; c = c->next) {
 		struct jpath kp = { p, c->string ? c->string : "", 0 };
 
-		for (k = 0; k < n; k++)
-			if (c->string && strcmp(c->string, rows[k].key) == 0)
-				break;
+		k = c->string ? row_of(rows, n, c->string) : n;
 		if (k == n) {
 			char list[160];
 			size_t len = 0, i;
@@ -247,10 +280,9 @@ enum api_err fields_decode(const cJSON *obj, const struct jpath *p, const struct
 							i ? ", " : "", rows[i].key);
 			return fail_at(f, API_INVALID_REQUEST, &kp, "unknown field (expected %s)", list);
 		}
-		if (k < 64 && (seen & (1ull << k)))
+		if (found[k])
 			return fail_at(f, API_INVALID_REQUEST, &kp, "duplicate key");
-		if (k < 64)
-			seen |= 1ull << k;
+		found[k] = c;
 	}
-	return fields_read(obj, p, rows, n, out, f);
+	return read_found(found, p, rows, n, out, f);
 }

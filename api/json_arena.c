@@ -1,4 +1,5 @@
 /* json_arena.c - the chunked arena that holds a parsed JSON tree (json.h). */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -14,13 +15,67 @@ struct json_chunk {
 #define CHUNK_MAX ((size_t)64 << 20)	/* bigger requests grow by chunks of this */
 #define NODES_PER_BYTE 8		/* first chunk: body length times this */
 
+/*
+ * Each thread keeps one released chunk of at most CACHE_MAX bytes for its
+ * next arena. A 1000-shot batch or a 64-entity snapshot parses into about
+ * 1 MiB of tree; a fresh chunk that size is mmapped by malloc and every page
+ * faulted in again per request, which cost more than the parse itself. The
+ * cost is bounded: one chunk per thread that parses (the worker threads),
+ * and only its pages that a request touched are resident.
+ */
+#define CACHE_MAX ((size_t)2 << 20)
+
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static int cache_ok;
+
+static void cache_init(void)
+{
+	cache_ok = pthread_key_create(&cache_key, free) == 0;
+}
+
+/* The calling thread's cached chunk, taken out of the cache (NULL if none). */
+static struct json_chunk *cache_take(void)
+{
+	struct json_chunk *c;
+
+	pthread_once(&cache_once, cache_init);
+	if (!cache_ok || !(c = pthread_getspecific(cache_key)))
+		return NULL;
+	pthread_setspecific(cache_key, NULL);
+	return c;
+}
+
+/* Keep c as the thread's cached chunk if it fits and is the bigger one;
+ * free whichever is not kept. */
+static void cache_put(struct json_chunk *c)
+{
+	struct json_chunk *old;
+
+	pthread_once(&cache_once, cache_init);
+	if (!cache_ok || c->cap > CACHE_MAX) {
+		free(c);
+		return;
+	}
+	old = pthread_getspecific(cache_key);
+	if (old && old->cap >= c->cap) {
+		free(c);
+		return;
+	}
+	if (pthread_setspecific(cache_key, c)) {
+		free(c);
+		return;
+	}
+	free(old);
+}
+
 void json_arena_release(struct json_arena *a)
 {
 	struct json_chunk *c = a->head, *next;
 
 	while (c) {
 		next = c->next;
-		free(c);
+		cache_put(c);
 		c = next;
 	}
 	a->head = NULL;
@@ -55,8 +110,16 @@ static int arena_grow(struct json_arena *a, size_t need, size_t align, size_t hi
 		cap = need;
 	if (cap > SIZE_MAX - sizeof(*c))
 		return -1;
-	c = malloc(sizeof(*c) + cap);
-	if (!c)
+	/* the cached chunk if it is big enough: for a first chunk, as big as
+	 * the hint asks (up to what the cache can hold) */
+	c = cache_take();
+	if (c && c->cap < (a->head || cap > CACHE_MAX ? need : cap)) {
+		cache_put(c);
+		c = NULL;
+	}
+	if (c)
+		cap = c->cap;
+	else if (!(c = malloc(sizeof(*c) + cap)))
 		return -1;
 	c->next = a->head;
 	c->cap = cap;
