@@ -8,8 +8,6 @@
 
 #include "batch.h"
 
-/* Chunks of a split batch get at least this many items. */
-#define CHUNK_MIN 1024
 /* Scratch of this size or less lives on the stack of an unsplit batch. */
 #define STACK_SCRATCH 1024
 
@@ -225,12 +223,13 @@ enum core_result batch_run(struct batch_pool *pool, const struct batch_job *job,
 {
 	alignas(max_align_t) char stack[STACK_SCRATCH];
 	struct chunk one = { .job = job, .a = 0, .b = job->n };
-	size_t nchunks = 1;
+	size_t nchunks = 1, split_min;
 	enum core_result res;
 
 	*failed = 0;
-	if (pool && job->n >= BATCH_SPLIT_MIN) {
-		nchunks = job->n / CHUNK_MIN;
+	split_min = job->split_min ? job->split_min : BATCH_SPLIT_MIN;
+	if (pool && job->n >= split_min) {
+		nchunks = job->n / (split_min / 4 ? split_min / 4 : 1);
 		if (nchunks > (size_t)pool->nthreads + 1)
 			nchunks = (size_t)pool->nthreads + 1;
 	}

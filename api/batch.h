@@ -37,9 +37,14 @@ struct batch_job {
 	size_t scratch_bytes;		/* per thread for item */
 	batch_item_fn item;
 	const void *cls;
+	/* Batches of fewer items than this stay on the calling thread (0:
+	 * BATCH_SPLIT_MIN); a split cuts chunks of at least a quarter of it.
+	 * Items far dearer than a mesh ray (a world shot) set it lower, so
+	 * that a batch of a few hundred already uses the pool. */
+	size_t split_min;
 };
 
-/* Batches of fewer items than this stay on the calling thread. */
+/* The default split_min: about a millisecond of mesh rays. */
 #define BATCH_SPLIT_MIN 4096
 
 struct batch_pool;
@@ -52,7 +57,7 @@ void batch_pool_destroy(struct batch_pool *p);
 
 /*
  * Answer every item of job into out, framed, in item order. With a pool and
- * at least BATCH_SPLIT_MIN items, the items are cut into contiguous chunks
+ * at least job->split_min items, the items are cut into contiguous chunks
  * run by the pool's workers and the calling thread (which also runs queued
  * chunks while it waits); the bytes are the same whatever the split.
  * Returns CORE_OK, or the error of the first failing item (*failed = its

@@ -12,6 +12,9 @@
 #include "world_decode.h"
 #include "world_registry.h"
 
+/* A world shot costs a few microseconds (rewind, entities, the level): a
+ * batch of 256 is worth splitting over the worker threads (batch.h). */
+#define WORLD_SPLIT_MIN 256
 
 static void put_str(struct buf *b, const char *s)
 {
@@ -421,7 +424,7 @@ static void world_query(const struct api_ctx *ctx, const struct api_request *req
 		atomic_init(&run.outcome[k], 0);
 	job = (struct batch_job){ q.n, q.batch ? BATCH_JSON : BATCH_ONE, ENCODE_HIT_BYTES,
 				  (q.mode == HIT_ALL ? q.max_hits : 1) * sizeof(struct world_shot_hit),
-				  shot_item, &run };
+				  shot_item, &run, WORLD_SPLIT_MIN };
 	r = batch_run(ctx->pool, &job, &resp->body, &failed);
 	if (r == CORE_ERANGE) {
 		if (q.batch)

@@ -63,10 +63,11 @@ static void oracle(size_t n, enum batch_framing fr, struct buf *b)
 		buf_puts(b, "]}");
 }
 
-static void run_case(struct batch_pool *pool, size_t n, enum batch_framing fr, size_t scratch)
+static void run_split_case(struct batch_pool *pool, size_t n, enum batch_framing fr,
+			   size_t scratch, size_t split_min)
 {
 	struct job_cls c = { SIZE_MAX, scratch };
-	struct batch_job job = { n, fr, 8, scratch, item, &c };
+	struct batch_job job = { n, fr, 8, scratch, item, &c, split_min };
 	struct buf got, want;
 	size_t failed = 99;
 
@@ -79,6 +80,11 @@ static void run_case(struct batch_pool *pool, size_t n, enum batch_framing fr, s
 		      "n %zu framing %d differs", n, fr);
 	buf_release(&got);
 	buf_release(&want);
+}
+
+static void run_case(struct batch_pool *pool, size_t n, enum batch_framing fr, size_t scratch)
+{
+	run_split_case(pool, n, fr, scratch, 0);
 }
 
 START_TEST(same_bytes_any_threads)
@@ -99,6 +105,14 @@ START_TEST(same_bytes_any_threads)
 	}
 	run_case(pool, 2 * BATCH_SPLIT_MIN, BATCH_BINARY, 5000);	/* over the stack scratch */
 	run_case(pool, 1, BATCH_ONE, 16);
+	/* a job's own split threshold (world shots split from 256) */
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]) && sizes[k] <= 1000; k++) {
+		run_split_case(pool, sizes[k], BATCH_JSON, 0, 1);
+		run_split_case(pool, sizes[k], BATCH_JSON, 16, 4);
+		run_split_case(pool, sizes[k], BATCH_BINARY, 24, 256);
+	}
+	run_split_case(pool, 255, BATCH_JSON, 8, 256);
+	run_split_case(pool, 257, BATCH_JSON, 8, 256);
 	batch_pool_destroy(pool);
 }
 END_TEST
@@ -111,7 +125,7 @@ START_TEST(first_failure_reported)
 
 	for (k = 0; k < sizeof(fails) / sizeof(fails[0]); k++) {
 		struct job_cls c = { fails[k], 8 };
-		struct batch_job job = { 20000, BATCH_JSON, 8, 8, item, &c };
+		struct batch_job job = { 20000, BATCH_JSON, 8, 8, item, &c, 0 };
 		struct buf out;
 		size_t failed = 0;
 
