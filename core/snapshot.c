@@ -147,6 +147,7 @@ static void snapshot_free(struct snapshot *s)
 	for (i = 0; i < s->nhb; i++)
 		mesh_unref(s->hbs[i].mesh);
 	free(s->ents);
+	free(s->index);
 	free(s->hbs);
 	free(s->succ);
 	free(s->hb_succ);
@@ -165,22 +166,44 @@ void snapshot_unref(struct snapshot *s)
 		snapshot_free(s);
 }
 
+/* FNV-1a, 32 bits. */
+static uint32_t name_hash(const char *id)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *id; id++)
+		h = (h ^ (unsigned char)*id) * 16777619u;
+	return h;
+}
+
 uint32_t snapshot_find(const struct snapshot *s, const char *id)
 {
-	size_t lo = 0, hi = s->nent;
+	uint32_t h = name_hash(id), j, e;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(id, s->ents[mid].id);
-
-		if (c == 0)
-			return (uint32_t)mid;
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
+	for (j = h & s->index_mask; (e = s->index[j]) != 0; j = (j + 1) & s->index_mask)
+		if (s->ents[e - 1].hash == h && strcmp(s->ents[e - 1].id, id) == 0)
+			return e - 1;
 	return WORLD_NONE;
+}
+
+/* The id index of s's n entities (their ids and hashes set). */
+static enum core_result build_index(struct snapshot *s)
+{
+	size_t size = 2, i;
+	uint32_t j;
+
+	while (size < 2 * s->nent)
+		size *= 2;
+	s->index = calloc(size, sizeof(*s->index));
+	if (!s->index)
+		return CORE_ENOMEM;
+	s->index_mask = (uint32_t)(size - 1);
+	for (i = 0; i < s->nent; i++) {
+		for (j = s->ents[i].hash & s->index_mask; s->index[j]; j = (j + 1) & s->index_mask)
+			;
+		s->index[j] = (uint32_t)i + 1;
+	}
+	return CORE_OK;
 }
 
 /* qsort_r helpers: indices ordered by the strings they name */
@@ -430,6 +453,7 @@ enum core_result snapshot_build(struct store *store, uint64_t tick, double time_
 			goto out_free;
 		}
 		e->id = pool_put(s->strings, &at, in->id);
+		e->hash = name_hash(e->id);
 		e->layer = in->layer;
 		e->first = (uint32_t)nhb;
 		e->n = (uint32_t)in->n;
@@ -468,6 +492,8 @@ enum core_result snapshot_build(struct store *store, uint64_t tick, double time_
 	}
 	s->nent = n;
 	s->nhb = nhb;
+	if (build_index(s) != CORE_OK)
+		goto out_free;
 	if (prev && pair_with(s, prev, teleport_distance) != CORE_OK)
 		goto out_free;
 	if (build_culling(s, prev) != CORE_OK)
@@ -525,21 +551,30 @@ const struct hitbox *rewind_hitbox(const struct rewind *rw, uint32_t i, uint32_t
 	if (m == WORLD_NONE)
 		return h0;
 	h1 = &rw->s1->hbs[m];
-	*tmp = *h0;
+	/* only what a cast reads (world_query.c's cast_hitbox), not the whole
+	 * hitbox: both snapshots are usually cold in the cache, and a sphere or
+	 * a capsule then touches one line of each */
+	tmp->shape = h0->shape;
+	tmp->id = h0->id;
+	tmp->radius = h0->radius;
 	tmp->a = lerp3(h0->a, h1->a, rw->f);
 	switch (h0->shape) {
 	case HITBOX_CAPSULE:
 		tmp->b = lerp3(h0->b, h1->b, rw->f);
 		break;
 	case HITBOX_BOX:
+		tmp->size = h0->size;
 		nlerp(h0->rot, h1->rot, rw->f, tmp->rot);
 		if (obb_from_quat(tmp->a, tmp->size, tmp->rot, &tmp->box) != CORE_OK)
 			return h0;
 		break;
 	case HITBOX_MESH: {
 		double pos[3] = { tmp->a.x, tmp->a.y, tmp->a.z };
-		double scale[3] = { tmp->size.x, tmp->size.y, tmp->size.z };
+		double scale[3] = { h0->size.x, h0->size.y, h0->size.z };
 
+		tmp->size = h0->size;
+		tmp->mesh = h0->mesh;
+		tmp->mesh_name = h0->mesh_name;
 		nlerp(h0->rot, h1->rot, rw->f, tmp->rot);
 		tmp->xf = &scratch->xf;
 		if (xform_from_trs(pos, tmp->rot, scale, tmp->xf) != CORE_OK)

@@ -159,39 +159,32 @@ void tlas_ray_init(struct tlas_ray *r, const struct ray *ray)
 	for (k = 0; k < 3; k++) {
 		r->zero[k] = d[k] == 0;
 		r->inv[k] = r->zero[k] ? 0 : 1 / d[k];
+		r->neg[k] = r->inv[k] < 0;
 	}
 }
 
-/* Entry t of the slab test, or -1 when the ray misses the box within tmax. */
+/* Entry t of the slab test, or -1 when the ray misses the box within tmax.
+ * The near and far planes are picked by the direction's sign, fixed per
+ * ray, so the only branch that depends on the box is the last one. */
 static double box_entry(const struct tlas_ray *r, const float lo[3], const float hi[3], double tmax)
 {
 	double tin = 0, tout = tmax;
 	int k;
 
 	for (k = 0; k < 3; k++) {
-		double t0, t1;
+		double a = lo[k], b = hi[k], t0, t1;
 
 		if (r->zero[k]) {
-			if (r->o[k] < lo[k] || r->o[k] > hi[k])
+			if (r->o[k] < a || r->o[k] > b)
 				return -1;
 			continue;
 		}
-		t0 = (lo[k] - r->o[k]) * r->inv[k];
-		t1 = (hi[k] - r->o[k]) * r->inv[k];
-		if (t0 > t1) {
-			double s = t0;
-
-			t0 = t1;
-			t1 = s;
-		}
-		if (t0 > tin)
-			tin = t0;
-		if (t1 < tout)
-			tout = t1;
-		if (tin > tout)
-			return -1;
+		t0 = ((r->neg[k] ? b : a) - r->o[k]) * r->inv[k];
+		t1 = ((r->neg[k] ? a : b) - r->o[k]) * r->inv[k];
+		tin = t0 > tin ? t0 : tin;
+		tout = t1 < tout ? t1 : tout;
 	}
-	return tin;
+	return tin <= tout ? tin : -1;
 }
 
 int tlas_ray_box(const struct tlas_ray *r, const float lo[3], const float hi[3], double tmax)

@@ -45,7 +45,7 @@ void tlas_traverse(const struct tlas *t, const struct ray *ray, float *tmax, tla
  * double (a zero component is tested by containment instead). */
 struct tlas_ray {
 	double o[3], inv[3];
-	int zero[3];
+	int zero[3], neg[3];	/* d[k] == 0; inv[k] < 0 */
 };
 void tlas_ray_init(struct tlas_ray *r, const struct ray *ray);
 

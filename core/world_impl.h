@@ -36,6 +36,7 @@ struct box6 {
 
 struct entity {
 	const char *id;
+	uint32_t hash;		/* of id (snapshot.c's name_hash) */
 	uint32_t layer;
 	uint32_t first, n;	/* hitboxes hbs[first, first + n) in input order */
 	vec3 lo, hi;		/* union of its hitboxes' bounds, padded */
@@ -47,6 +48,10 @@ struct snapshot {
 	double time_ms;
 	size_t nent, nhb;
 	struct entity *ents;	/* sorted by id (byte order) */
+	/* ids to entities: open addressing over hash & index_mask, each slot
+	 * an entity index + 1 or 0 (empty); at most half full */
+	uint32_t *index;
+	uint32_t index_mask;
 	struct hitbox *hbs;
 	/* Pairing with the snapshot before this one (NULL when there was none):
 	 * for its entity i, succ[i] is the index here or WORLD_NONE (gone, or

@@ -711,14 +711,27 @@ START_TEST(test_culling_vs_brute_force)
 		struct world_shot_hit got;
 		uint32_t nh, tot;
 		double used, f, time = rng_range(&g, 0, 230);
-		int has, t0, found = 0, best_e = -1, best_k = -1;
+		int has, t0, found = 0, best_e = -1, best_k = -1, ig[3];
 		float best_t = INFINITY;
+		const char *ign[3];
+		char absent[8];
 
 		sh.ray.dir = v3_normalize(v3_sub(v3((float)rng_range(&g, -8, 8), (float)rng_range(&g, -8, 8),
 						    (float)rng_range(&g, -8, 8)), sh.ray.origin));
 		sh.has_time = 1;
 		sh.time_ms = time;
 		sh.layers = n % 5 ? WORLD_LAYERS_ALL : 0x3u;
+		/* ignore up to three entities, some absent at that tick, and a
+		 * name no entity has (looked up by the snapshot's id index) */
+		snprintf(absent, sizeof(absent), "x%02d", n % 100);
+		for (k = 0; k < 3; k++) {
+			ig[k] = (int)(rng_next(&g) % CE);
+			ign[k] = ids[ig[k]];
+		}
+		if (n % 7 == 0)
+			ign[2] = absent;
+		sh.ignore = ign;
+		sh.nignore = (size_t)(n % 4);
 		ck_assert_int_eq(world_hitscan(v, &sh, HIT_CLOSEST, 1, &got, &nh, &tot, &used, &has, NULL), CORE_OK);
 		/* brute force */
 		t0 = time >= 200 ? 2 : (int)(time / 100);
@@ -727,6 +740,11 @@ START_TEST(test_culling_vs_brute_force)
 			int interp, moved = 0;
 
 			if (!present[t0][e] || !((sh.layers >> (e % 3)) & 1))
+				continue;
+			for (k = 0; k < (int)sh.nignore; k++)
+				if (ign[k] == ids[e])
+					break;
+			if (k < (int)sh.nignore)
 				continue;
 			interp = f > 0 && present[t0 + 1][e];
 			for (k = 0; interp && k < CH; k++) {
