@@ -165,7 +165,7 @@ void tlas_ray_init(struct tlas_ray *r, const struct ray *ray)
 
 /* Entry t of the slab test, or -1 when the ray misses the box within tmax.
  * The near and far planes are picked by the direction's sign, fixed per
- * ray, so the only branch that depends on the box is the last one. */
+ * ray (no swap). */
 static double box_entry(const struct tlas_ray *r, const float lo[3], const float hi[3], double tmax)
 {
 	double tin = 0, tout = tmax;
@@ -183,8 +183,10 @@ static double box_entry(const struct tlas_ray *r, const float lo[3], const float
 		t1 = ((r->neg[k] ? a : b) - r->o[k]) * r->inv[k];
 		tin = t0 > tin ? t0 : tin;
 		tout = t1 < tout ? t1 : tout;
+		if (tin > tout)
+			return -1;
 	}
-	return tin <= tout ? tin : -1;
+	return tin;
 }
 
 int tlas_ray_box(const struct tlas_ray *r, const float lo[3], const float hi[3], double tmax)
