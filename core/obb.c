@@ -394,9 +394,9 @@ void obb_bounds(const struct obb *b, vec3 *lo, vec3 *hi)
 		fl = (float)l[k];
 		fu = (float)u[k];
 		if (fl > l[k] - err)
-			fl = nextafterf(fl, -INFINITY);
+			fl = f_below(fl);
 		if (fu < u[k] + err)
-			fu = nextafterf(fu, INFINITY);
+			fu = f_above(fu);
 		l[k] = fl;
 		u[k] = fu;
 	}

@@ -42,9 +42,9 @@ static void bounds_around(const double c[3], const double e[3], vec3 *lo, vec3 *
 		l[k] = (float)a;
 		u[k] = (float)b;
 		if (l[k] > a)
-			l[k] = nextafterf(l[k], -INFINITY);
+			l[k] = f_below(l[k]);
 		if (u[k] < b)
-			u[k] = nextafterf(u[k], INFINITY);
+			u[k] = f_above(u[k]);
 	}
 	*lo = v3(l[0], l[1], l[2]);
 	*hi = v3(u[0], u[1], u[2]);
@@ -366,10 +366,32 @@ out_free:
 }
 
 /* Duplicate hitbox ids of one entity: the input index of the later one. */
+/* Hitboxes of an entity up to this many are checked pair by pair on their
+ * hashes (a player's 15-20); more are sorted. */
+#define DUP_PAIRWISE_MAX 64
+
+/* A hitbox id that appears twice in e: of the smallest such id (byte
+ * order), its second index; WORLD_NONE when the ids are distinct.
+ * scratch: e->n entries. */
 static size_t dup_hitbox(const struct entity_in *e, uint32_t *scratch)
 {
-	size_t k;
+	size_t k, j, dup = WORLD_NONE;
 
+	if (e->n <= DUP_PAIRWISE_MAX) {
+		for (k = 0; k < e->n; k++)
+			scratch[k] = name_hash(e->hitboxes[k].id);
+		for (k = 1; k < e->n; k++)
+			for (j = 0; j < k; j++)
+				if (scratch[j] == scratch[k] &&
+				    strcmp(e->hitboxes[j].id, e->hitboxes[k].id) == 0) {
+					/* k is the second index of its id (j the first) */
+					if (dup == WORLD_NONE ||
+					    strcmp(e->hitboxes[k].id, e->hitboxes[dup].id) < 0)
+						dup = k;
+					break;
+				}
+		return dup;
+	}
 	for (k = 0; k < e->n; k++)
 		scratch[k] = (uint32_t)k;
 	qsort_r(scratch, e->n, sizeof(*scratch), cmp_hb_in, (void *)e->hitboxes);

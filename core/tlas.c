@@ -10,12 +10,12 @@
 
 static float pad_down(float x, float r)
 {
-	return nextafterf(x - r, -INFINITY);
+	return f_below(x - r);
 }
 
 static float pad_up(float x, float r)
 {
-	return nextafterf(x + r, INFINITY);
+	return f_above(x + r);
 }
 
 void tlas_pad(vec3 *lo, vec3 *hi)

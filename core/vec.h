@@ -3,8 +3,31 @@
 #define CORE_VEC_H
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 /* The smaller / larger of two numbers (NaN-unaware: the second when unordered). */
+/* nextafterf(x, -INFINITY) and nextafterf(x, INFINITY), inline: the next
+ * float below (above) x; NaN stays NaN, -inf (+inf) stays. */
+static inline float f_below(float x)
+{
+	uint32_t b;
+
+	if (x != x || x == -INFINITY)
+		return x;
+	if (x == 0)
+		return -0x1p-149f;
+	memcpy(&b, &x, sizeof(b));
+	b = x > 0 ? b - 1 : b + 1;
+	memcpy(&x, &b, sizeof(x));
+	return x;
+}
+
+static inline float f_above(float x)
+{
+	return -f_below(-x);
+}
+
 #define MINF(a, b) ((a) < (b) ? (a) : (b))
 #define MAXF(a, b) ((a) > (b) ? (a) : (b))
 

@@ -532,6 +532,65 @@ START_TEST(test_ingest_errors)
 }
 END_TEST
 
+/* Duplicate hitbox ids, found pair by pair (up to 64) or by sorting: the
+ * reported hitbox is the second index of the smallest duplicated id,
+ * checked against a plain quadratic oracle for random entities of 2 to 150
+ * hitboxes drawn from a small set of ids. */
+START_TEST(test_duplicate_hitbox_ids)
+{
+	static char names[40][4];
+	static struct hitbox_in h[150];
+	struct rng g = { 0xd0b1u };
+	struct store *s;
+	struct world *w;
+	struct world_fail f;
+	int round, k, j, dups = 0;
+
+	ck_assert_int_eq(store_new(&s), CORE_OK);
+	w = new_world(s, NULL, 0, NULL);
+	for (k = 0; k < 40; k++)
+		snprintf(names[k], sizeof(names[k]), "%c%d", 'a' + k % 7, k);
+	for (round = 0; round < 400; round++) {
+		int n = 2 + (int)(rng_next(&g) % (round % 2 ? 149 : 63));
+		int pool = n < 40 ? n + (int)(rng_next(&g) % 8) : 40;
+		size_t want = WORLD_NONE;
+		struct entity_in e = { "e", 0, h, (size_t)n };
+		static char uniq[150][8];
+
+		for (k = 0; k < n; k++) {
+			int pick = (int)(rng_next(&g) % (size_t)(pool > 40 ? 40 : pool));
+
+			if (n > 40 && rng_next(&g) % 4) {	/* mostly distinct ids */
+				snprintf(uniq[k], sizeof(uniq[k]), "u%03d", k);
+				h[k] = hb_sphere(uniq[k], v3((float)k, 0, 0), 0.5f);
+			} else {
+				h[k] = hb_sphere(names[pick], v3((float)k, 0, 0), 0.5f);
+			}
+		}
+		/* oracle: of the ids seen twice, the smallest; its second index */
+		for (k = 1; k < n; k++)
+			for (j = 0; j < k; j++)
+				if (strcmp(h[j].id, h[k].id) == 0) {
+					if (want == WORLD_NONE || strcmp(h[k].id, h[want].id) < 0)
+						want = (size_t)k;
+					break;
+				}
+		if (want == WORLD_NONE) {
+			ck_assert_int_eq(world_ingest(w, (uint64_t)round + 1, round + 1.0, &e, 1, &f), CORE_OK);
+			continue;
+		}
+		dups++;
+		ck_assert_int_eq(world_ingest(w, (uint64_t)round + 1, round + 1.0, &e, 1, &f), CORE_EINVAL);
+		ck_assert_uint_eq(f.item, 0);
+		ck_assert_msg(f.hitbox == want, "round %d (%d hitboxes): hitbox %zu, want %zu", round, n,
+			      f.hitbox, want);
+	}
+	ck_assert_int_gt(dups, 200);
+	world_unref(w);
+	store_free(s);
+}
+END_TEST
+
 START_TEST(test_history_bounds)
 {
 	struct store *s;
@@ -879,6 +938,7 @@ static Suite *world_suite(void)
 	tcase_add_test(tc, test_world_new_errors);
 	tcase_add_test(tc, test_mesh_replace_and_delete);
 	tcase_add_test(tc, test_culling_vs_brute_force);
+	tcase_add_test(tc, test_duplicate_hitbox_ids);
 	tcase_add_test(tc, test_reader_races_writer);
 	suite_add_tcase(s, tc);
 	return s;

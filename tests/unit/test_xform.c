@@ -137,6 +137,47 @@ static double inverse_error(const struct xform *x)
 
 /* ---- identity */
 
+/* vec.h's f_below/f_above are nextafterf towards -inf/+inf, bit for bit:
+ * random bit patterns (every exponent, subnormals, NaNs) and the edges. */
+START_TEST(test_float_steps_match_nextafterf)
+{
+	static const float edge[] = { 0.0f, -0.0f, 0x1p-149f, -0x1p-149f, 0x1p-126f, -0x1p-126f,
+				      1.0f, -1.0f, 3.4028235e38f, -3.4028235e38f, INFINITY, -INFINITY };
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	size_t k, bad = 0;
+	float first = 0;
+
+	/* one assertion at the end: Check records every ck_assert */
+	for (k = 0; k < 2000000 + sizeof(edge) / sizeof(edge[0]); k++) {
+		float f, a, b, c, d;
+		uint32_t bits, ba, bb, bc, bd;
+
+		if (k < sizeof(edge) / sizeof(edge[0])) {
+			f = edge[k];
+		} else {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			bits = (uint32_t)x;
+			memcpy(&f, &bits, sizeof(f));
+		}
+		a = f_below(f);
+		b = nextafterf(f, -INFINITY);
+		c = f_above(f);
+		d = nextafterf(f, INFINITY);
+		memcpy(&ba, &a, 4);
+		memcpy(&bb, &b, 4);
+		memcpy(&bc, &c, 4);
+		memcpy(&bd, &d, 4);
+		if (isnan(f) ? !(isnan(a) && isnan(c)) : ba != bb || bc != bd) {
+			if (!bad++)
+				first = f;
+		}
+	}
+	ck_assert_msg(bad == 0, "%zu floats differ from nextafterf, the first %a", bad, (double)first);
+}
+END_TEST
+
 START_TEST(test_identity)
 {
 	struct xform x;
@@ -520,6 +561,7 @@ static Suite *xform_suite(void)
 	tcase_add_test(tc, test_trs_exact_quarter_turn);
 	tcase_add_test(tc, test_trs_random);
 	tcase_add_test(tc, test_trs_quaternion_scale);
+	tcase_add_test(tc, test_float_steps_match_nextafterf);
 	tcase_add_test(tc, test_matrix_random);
 	tcase_add_test(tc, test_inverse_round_trip);
 	tcase_add_test(tc, test_normal_matches_placed_triangle);
