@@ -73,6 +73,7 @@ struct query {
 	const char *items;	/* that key, for messages naming an item */
 	size_t n;
 	struct qray *rays;
+	const unsigned char *records;	/* binary batches: the body's records, rays NULL */
 	struct box_list boxes;
 	const char *mesh;	/* hitscan's mesh name, pointing into the tree */
 };
@@ -98,9 +99,14 @@ enum api_err decode_hitscan_query(const cJSON *root, const struct api_limits *li
  * >= 3.4e38: unbounded); options from the query string (args: NULL-
  * terminated key/value pairs, "mode" = closest|any, "backfaces" = hit|cull).
  * Errors name the record: "rays[3].direction: must not be zero".
+ * Every record is checked here but q->rays stays NULL: q->records points
+ * into body (which must outlive q) and binary_ray() makes ray k.
  */
 enum api_err decode_binary_rays(const void *body, size_t len, const struct api_arg *args,
 				const struct api_limits *lim, struct query *q, struct api_fail *f);
+/* Ray k (< q->n) of a decoded binary batch, as the JSON decoder would make
+ * it from the same float numbers. */
+void binary_ray(const struct query *q, size_t k, struct qray *r);
 
 /* POST /v1/meshes/{name}/overlap. */
 struct overlap_query {

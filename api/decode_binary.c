@@ -70,13 +70,11 @@ static enum api_err decode_args(const struct api_arg *args, struct query *q, str
 	return API_OK;
 }
 
-/* Record k (28 bytes at p) into r, as the JSON decoder would take the same
- * float numbers. */
-static enum api_err decode_record(const unsigned char *p, size_t k, struct qray *r,
-				  struct api_fail *f)
+/* Check record k (28 bytes at p): what the JSON decoder would refuse in
+ * the same float numbers. */
+static enum api_err check_record(const unsigned char *p, size_t k, struct api_fail *f)
 {
 	float v[7];
-	double d[3];
 	int i;
 
 	for (i = 0; i < 7; i++)
@@ -89,10 +87,21 @@ static enum api_err decode_record(const unsigned char *p, size_t k, struct qray 
 		return api_fail_set(f, API_INVALID_REQUEST, "rays[%zu].direction: must not be zero", k);
 	if (isnan(v[6]) || !(v[6] > 0))
 		return api_fail_set(f, API_INVALID_REQUEST, "rays[%zu].max_distance: must be a number > 0", k);
+	return API_OK;
+}
+
+void binary_ray(const struct query *q, size_t k, struct qray *r)
+{
+	const unsigned char *p = q->records + k * RAY_RECORD_BYTES;
+	float v[7];
+	double d[3];
+	int i;
+
+	for (i = 0; i < 7; i++)
+		v[i] = get_f32(p + 4 * i);
 	for (i = 0; i < 3; i++)
 		d[i] = v[3 + i];
 	qray_init(r, v3(v[0], v[1], v[2]), d, v[6] >= 3.4e38f ? INFINITY : v[6]);
-	return API_OK;
 }
 
 enum api_err decode_binary_rays(const void *body, size_t len, const struct api_arg *args,
@@ -117,16 +126,14 @@ enum api_err decode_binary_rays(const void *body, size_t len, const struct api_a
 				    lim->max_batch);
 	if (n == 0)
 		return API_OK;
-	q->rays = n <= SIZE_MAX / sizeof(*q->rays) ? malloc(n * sizeof(*q->rays)) : NULL;
-	if (!q->rays)
-		return api_fail_set(f, API_INTERNAL, "out of memory");
+	/* checked here, in order, so that the first bad record is the one
+	 * named; each ray is made by the thread that casts it (binary_ray) */
 	for (k = 0; k < n; k++) {
-		e = decode_record(p + k * RAY_RECORD_BYTES, k, &q->rays[k], f);
-		if (e) {
-			query_release(q);
+		e = check_record(p + k * RAY_RECORD_BYTES, k, f);
+		if (e)
 			return e;
-		}
 	}
+	q->records = p;
 	q->n = n;
 	return API_OK;
 }

@@ -69,10 +69,12 @@ static enum core_result item_mesh_binary(const void *cls, size_t i, void *scratc
 {
 	const struct query_run *run = cls;
 	struct world_hit *wh;
+	struct qray ray;
 	uint32_t nh = 0;
 	enum core_result res;
 
-	res = cast(run, &run->q->rays[i], scratch, &wh, &nh, NULL);
+	binary_ray(run->q, i, &ray);
+	res = cast(run, &ray, scratch, &wh, &nh, NULL);
 	if (res != CORE_OK)
 		return res;
 	encode_binary_hit(b, nh ? (int32_t)wh[0].triangle : -1, nh ? wh[0].distance : INFINITY);
