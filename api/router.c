@@ -6,7 +6,7 @@
 
 struct route {
 	const char *method;
-	const char *pattern;	/* "{name}" matches one non-empty path segment */
+	const char *pattern;	/* "{...}" ({name}, {world}) matches one non-empty path segment */
 	enum api_op op;
 	enum api_access access;
 	int mesh_upload;
@@ -26,33 +26,33 @@ static const struct route routes[] = {
 	{ "POST", "/v1/hitscan", OP_HITSCAN, API_ACCESS_READ, 0 },
 	/* worlds: writes (create, delete, snapshots) need the write key */
 	{ "GET", "/v1/worlds", OP_WORLD_LIST, API_ACCESS_READ, 0 },
-	{ "GET", "/v1/worlds/{name}", OP_WORLD_GET, API_ACCESS_READ, 0 },
-	{ "PUT", "/v1/worlds/{name}", OP_WORLD_PUT, API_ACCESS_WRITE, 0 },
-	{ "DELETE", "/v1/worlds/{name}", OP_WORLD_DELETE, API_ACCESS_WRITE, 0 },
-	{ "POST", "/v1/worlds/{name}/snapshots", OP_WORLD_SNAPSHOT, API_ACCESS_WRITE, 0 },
-	{ "POST", "/v1/worlds/{name}/hitscan", OP_WORLD_HITSCAN, API_ACCESS_READ, 0 },
-	{ "POST", "/v1/worlds/{name}/raycast", OP_WORLD_RAYCAST, API_ACCESS_READ, 0 },
+	{ "GET", "/v1/worlds/{world}", OP_WORLD_GET, API_ACCESS_READ, 0 },
+	{ "PUT", "/v1/worlds/{world}", OP_WORLD_PUT, API_ACCESS_WRITE, 0 },
+	{ "DELETE", "/v1/worlds/{world}", OP_WORLD_DELETE, API_ACCESS_WRITE, 0 },
+	{ "POST", "/v1/worlds/{world}/snapshots", OP_WORLD_SNAPSHOT, API_ACCESS_WRITE, 0 },
+	{ "POST", "/v1/worlds/{world}/hitscan", OP_WORLD_HITSCAN, API_ACCESS_READ, 0 },
+	{ "POST", "/v1/worlds/{world}/raycast", OP_WORLD_RAYCAST, API_ACCESS_READ, 0 },
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 
-/* 1 when path matches pattern; the {name} segment goes to *seg and *seg_len. */
+/* 1 when path matches pattern; the placeholder's segment goes to *seg and
+ * *seg_len (the label keeps the placeholder's own name: {name}, {world}). */
 static int path_match(const char *pattern, const char *path, const char **seg, size_t *seg_len)
 {
-	static const char wild[] = "{name}";
-
 	*seg = NULL;
 	*seg_len = 0;
 	while (*pattern) {
-		if (*pattern == '{' && strncmp(pattern, wild, sizeof(wild) - 1) == 0) {
+		if (*pattern == '{') {
+			const char *close = strchr(pattern, '}');
 			size_t n = strcspn(path, "/");
 
-			if (n == 0)
+			if (!close || n == 0)
 				return 0;
 			*seg = path;
 			*seg_len = n;
 			path += n;
-			pattern += sizeof(wild) - 1;
+			pattern = close + 1;
 			continue;
 		}
 		if (*pattern != *path)

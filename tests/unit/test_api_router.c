@@ -127,6 +127,13 @@ static const struct route_row route_rows[] = {
 	{ "POST", "/v1/meshes/a/overlap", API_OK, "/v1/meshes/{name}/overlap", API_ACCESS_READ, 0, "" },
 	{ "POST", "/v1/obb/raycast", API_OK, "/v1/obb/raycast", API_ACCESS_READ, 0, "" },
 	{ "POST", "/v1/hitscan", API_OK, "/v1/hitscan", API_ACCESS_READ, 0, "" },
+	/* world routes are labelled with the spec's own placeholder */
+	{ "GET", "/v1/worlds", API_OK, "/v1/worlds", API_ACCESS_READ, 0, "" },
+	{ "PUT", "/v1/worlds/m1", API_OK, "/v1/worlds/{world}", API_ACCESS_WRITE, 0, "" },
+	{ "POST", "/v1/worlds/m1/snapshots", API_OK, "/v1/worlds/{world}/snapshots", API_ACCESS_WRITE, 0, "" },
+	{ "POST", "/v1/worlds/m1/hitscan", API_OK, "/v1/worlds/{world}/hitscan", API_ACCESS_READ, 0, "" },
+	{ "GET", "/v1/worlds/m1/raycast", API_METHOD_NOT_ALLOWED, "/v1/worlds/{world}/raycast", 0, 0, "POST" },
+	{ "GET", "/v1/worlds//hitscan", API_NOT_FOUND, "unmatched", 0, 0, "" },
 	{ "POST", "/v1/meshes/a", API_METHOD_NOT_ALLOWED, "/v1/meshes/{name}", 0, 0, "GET, PUT, DELETE" },
 	{ "GET", "/v1/meshes/a/raycast", API_METHOD_NOT_ALLOWED, "/v1/meshes/{name}/raycast", 0, 0, "POST" },
 	{ "DELETE", "/v1/meshes", API_METHOD_NOT_ALLOWED, "/v1/meshes", 0, 0, "GET" },
