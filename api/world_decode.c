@@ -434,6 +434,8 @@ static enum api_err read_mode(const struct shot_fields *x, int static_only,
 					    static_only ? raycast_modes : hitscan_modes, &m, f)))
 		return e;
 	q->mode = static_only ? raycast_as[m] : hitscan_as[m];
+	if (x->max_hits.given && q->mode != HIT_ALL)	/* as on the mesh queries */
+		return fail_at(f, API_INVALID_REQUEST, &ph, "only with mode \"all\"");
 	if (x->max_hits.given && (e = read_uint(x->max_hits.raw, &ph, 1, RAY_MAX_HITS_CAP, &mh, f)))
 		return e;
 	q->max_hits = (uint32_t)mh;

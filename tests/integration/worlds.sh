@@ -190,6 +190,9 @@ test_expect '400 invalid_request names the field' '
 	jexpect 400 POST $W/hitscan "{\"origin\": [0, 0, 0], \"direction\": [0, 0, 0]}" && errcode invalid_request "direction" &&
 	jexpect 400 POST $W/hitscan "$(shot 0 "\"mode\": \"any\"")" && errcode invalid_request "mode" &&
 	jexpect 400 POST $W/hitscan "$(shot 0 "\"layers\": [40]")" && errcode invalid_request "layers[0]" &&
+	jexpect 400 POST $W/hitscan "$(shot 0 "\"max_hits\": 2")" && errcode invalid_request "max_hits: only with mode" &&
+	jexpect 400 POST $W/raycast "{\"origin\": [0, 1, 0], \"direction\": [1, 0, 0], \"mode\": \"any\", \"max_hits\": 2}" &&
+	errcode invalid_request "max_hits: only with mode" &&
 	jexpect 400 POST $W/hitscan "{\"shots\": [$(shot 0 "\"max_distnace\": 3")]}" && errcode invalid_request "shots[0].max_distnace" &&
 	jexpect 400 PUT "/v1/worlds/.bad" "{}" && errcode invalid_request "name"
 '
