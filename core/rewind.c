@@ -82,3 +82,31 @@ const struct hitbox *rewind_hitbox(const struct rewind *rw, uint32_t i, uint32_t
 	}
 	return tmp;
 }
+
+/* The first bytes of a hitbox, through its radius: what a sphere or a
+ * capsule cast reads (a box or a mesh reads more, and finds it in time). */
+static void prefetch_hitbox(const struct hitbox *h)
+{
+	__builtin_prefetch(h);
+	__builtin_prefetch((const char *)&h->radius);
+}
+
+void rewind_prefetch(const struct rewind *rw, uint32_t i, uint32_t k)
+{
+	prefetch_hitbox(&rw->s0->hbs[k]);
+	if (rw->s1 && rw->f != 0) {
+		__builtin_prefetch(&rw->s1->succ[i]);
+		__builtin_prefetch(&rw->s1->hb_succ[k]);
+	}
+}
+
+void rewind_prefetch_pair(const struct rewind *rw, uint32_t i, uint32_t k)
+{
+	uint32_t m;
+
+	if (!rw->s1 || rw->f == 0 || rw->s1->succ[i] == WORLD_NONE)
+		return;
+	m = rw->s1->hb_succ[k];
+	if (m != WORLD_NONE)
+		prefetch_hitbox(&rw->s1->hbs[m]);
+}

@@ -166,19 +166,9 @@ void snapshot_unref(struct snapshot *s)
 		snapshot_free(s);
 }
 
-/* FNV-1a, 32 bits. */
-static uint32_t name_hash(const char *id)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *id; id++)
-		h = (h ^ (unsigned char)*id) * 16777619u;
-	return h;
-}
-
 uint32_t snapshot_find(const struct snapshot *s, const char *id)
 {
-	uint32_t h = name_hash(id), j, e;
+	uint32_t h = world_name_hash(id), j, e;
 
 	for (j = h & s->index_mask; (e = s->index[j]) != 0; j = (j + 1) & s->index_mask)
 		if (s->ents[e - 1].hash == h && strcmp(s->ents[e - 1].id, id) == 0)
@@ -379,7 +369,7 @@ static size_t dup_hitbox(const struct entity_in *e, uint32_t *scratch)
 
 	if (e->n <= DUP_PAIRWISE_MAX) {
 		for (k = 0; k < e->n; k++)
-			scratch[k] = name_hash(e->hitboxes[k].id);
+			scratch[k] = world_name_hash(e->hitboxes[k].id);
 		for (k = 1; k < e->n; k++)
 			for (j = 0; j < k; j++)
 				if (scratch[j] == scratch[k] &&
@@ -475,7 +465,7 @@ enum core_result snapshot_build(struct store *store, uint64_t tick, double time_
 			goto out_free;
 		}
 		e->id = pool_put(s->strings, &at, in->id);
-		e->hash = name_hash(e->id);
+		e->hash = world_name_hash(e->id);
 		e->layer = in->layer;
 		e->first = (uint32_t)nhb;
 		e->n = (uint32_t)in->n;

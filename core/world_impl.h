@@ -29,6 +29,17 @@ struct hitbox {
 	vec3 lo, hi;		/* bounds that hold under any rotation (see snapshot.c) */
 };
 
+/* FNV-1a (32 bits) of an entity id: the id index's key, and how a shot's
+ * ignore list is matched without a lookup. */
+static inline uint32_t world_name_hash(const char *id)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *id; id++)
+		h = (h ^ (unsigned char)*id) * 16777619u;
+	return h;
+}
+
 /* Compact bounds, contiguous per snapshot for the culling loops. */
 struct box6 {
 	float lo[3], hi[3];
@@ -36,7 +47,7 @@ struct box6 {
 
 struct entity {
 	const char *id;
-	uint32_t hash;		/* of id (snapshot.c's name_hash) */
+	uint32_t hash;		/* world_name_hash(id) */
 	uint32_t layer;
 	uint32_t first, n;	/* hitboxes hbs[first, first + n) in input order */
 	vec3 lo, hi;		/* union of its hitboxes' bounds, padded */
@@ -140,6 +151,12 @@ static inline const struct box6 *rewind_hitbox_bounds(const struct rewind *rw, u
 {
 	return rw->s1 ? &rw->s1->pair_box[k] : &rw->s0->own_box[k];
 }
+
+/* Prefetch what rewind_hitbox(rw, i, k) reads: s0's hitbox and the pairing
+ * (rewind_prefetch), then, once the pairing is in the cache, the successor
+ * hitbox (rewind_prefetch_pair). Hints only: no answer depends on them. */
+void rewind_prefetch(const struct rewind *rw, uint32_t i, uint32_t k);
+void rewind_prefetch_pair(const struct rewind *rw, uint32_t i, uint32_t k);
 
 struct hitbox_scratch {
 	struct hitbox h;

@@ -234,28 +234,32 @@ static enum core_result cast_hitbox(const struct hitbox *h, const struct entity 
 	return CORE_OK;
 }
 
-static int ignored(const uint32_t *ign, size_t n, uint32_t i)
-{
-	size_t k;
-
-	for (k = 0; k < n; k++)
-		if (ign[k] == i)
-			return 1;
-	return 0;
-}
-
 struct entity_ctx {
 	const struct rewind *rw;
 	const struct world_shot *s;
 	struct collect *c;
 	struct hit *buf;
 	uint32_t bufcap;
-	const uint32_t *ign;
-	size_t nign;
+	const uint32_t *ign_hash;	/* world_name_hash of each s->ignore[k] */
 	struct world_stats *st;
 	enum core_result err;
 	struct tlas_ray tr;
 };
+
+/* 1 when entity e is on the shot's ignore list: its hash first, so that
+ * no lookup in the (often cold) snapshot is needed. */
+static int ignored(const struct entity_ctx *x, const struct entity *e)
+{
+	size_t k;
+
+	for (k = 0; k < x->s->nignore; k++)
+		if (x->ign_hash[k] == e->hash && strcmp(e->id, x->s->ignore[k]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Hitboxes of one entity taken per pass (see visit_entity). */
+#define VISIT_BATCH 32
 
 /* The TLAS visit of one entity whose (rewound) bounds the ray may touch. */
 static int visit_entity(void *cls, uint32_t i, float *tmax)
@@ -264,27 +268,49 @@ static int visit_entity(void *cls, uint32_t i, float *tmax)
 	const struct entity *e = &x->rw->s0->ents[i];
 	struct collect *c = x->c;
 	struct ray ray = x->s->ray;
-	uint32_t h;
+	uint32_t h0, h, k, n, pick[VISIT_BATCH];
 
-	if (!((x->s->layers >> e->layer) & 1) || ignored(x->ign, x->nign, i))
+	if (!((x->s->layers >> e->layer) & 1) || ignored(x, e))
 		return 0;
 	if (x->st)
 		x->st->entities_tested++;
 	c->item = i;
-	for (h = 0; h < e->n; h++) {
-		struct hitbox_scratch tmp;
-		const struct hitbox *hb;
-		const struct box6 *bb = rewind_hitbox_bounds(x->rw, e->first + h);
+	/*
+	 * Two passes over VISIT_BATCH hitboxes at a time: the first tests their
+	 * bounds and prefetches what the hitboxes that pass will read, so that
+	 * the cache misses of a snapshot a second old overlap instead of
+	 * following one another; the second tests the bounds again at the
+	 * current distance (a nearer hit may have been found) and casts. The
+	 * answer is the one a single pass gives.
+	 */
+	for (h0 = 0; h0 < e->n; h0 += VISIT_BATCH) {
+		uint32_t end = e->n - h0 < VISIT_BATCH ? e->n - h0 : VISIT_BATCH;
 
 		ray.tmax = c->mode != HIT_ALL && c->found ? c->best.t : x->s->ray.tmax;
-		/* a hitbox's own bounds first: most of an entity's are far from the ray */
-		if (!tlas_ray_box(&x->tr, bb->lo, bb->hi, ray.tmax))
-			continue;
-		hb = rewind_hitbox(x->rw, i, e->first + h, &tmp);
-		c->sub = h;
-		x->err = cast_hitbox(hb, e, &ray, c, x->buf, x->bufcap);
-		if (x->err != CORE_OK)
-			return 1;
+		for (h = 0, n = 0; h < end; h++) {
+			const struct box6 *bb = rewind_hitbox_bounds(x->rw, e->first + h0 + h);
+
+			if (tlas_ray_box(&x->tr, bb->lo, bb->hi, ray.tmax)) {
+				rewind_prefetch(x->rw, i, e->first + h0 + h);
+				pick[n++] = h0 + h;
+			}
+		}
+		for (k = 0; k < n; k++)
+			rewind_prefetch_pair(x->rw, i, e->first + pick[k]);
+		for (k = 0; k < n; k++) {
+			struct hitbox_scratch tmp;
+			const struct hitbox *hb;
+			const struct box6 *bb = rewind_hitbox_bounds(x->rw, e->first + pick[k]);
+
+			ray.tmax = c->mode != HIT_ALL && c->found ? c->best.t : x->s->ray.tmax;
+			if (!tlas_ray_box(&x->tr, bb->lo, bb->hi, ray.tmax))
+				continue;
+			hb = rewind_hitbox(x->rw, i, e->first + pick[k], &tmp);
+			c->sub = pick[k];
+			x->err = cast_hitbox(hb, e, &ray, c, x->buf, x->bufcap);
+			if (x->err != CORE_OK)
+				return 1;
+		}
 	}
 	if (c->mode != HIT_ALL && c->found)
 		*tmax = c->best.t;
@@ -296,23 +322,19 @@ static enum core_result cast_entities(const struct rewind *rw, const struct worl
 				      struct world_stats *st)
 {
 	uint32_t ign[16], *ignp = ign;
-	size_t nign = 0, k;
 	float tmax = s->ray.tmax;
 	struct entity_ctx x;
+	size_t k;
 
 	if (s->nignore > 16) {
 		ignp = malloc(s->nignore * sizeof(*ignp));
 		if (!ignp)
 			return CORE_ENOMEM;
 	}
-	for (k = 0; k < s->nignore; k++) {
-		uint32_t j = snapshot_find(rw->s0, s->ignore[k]);
-
-		if (j != WORLD_NONE)
-			ignp[nign++] = j;
-	}
+	for (k = 0; k < s->nignore; k++)
+		ignp[k] = world_name_hash(s->ignore[k]);
 	x = (struct entity_ctx){ .rw = rw, .s = s, .c = c, .buf = buf, .bufcap = bufcap,
-				 .ign = ignp, .nign = nign, .st = st, .err = CORE_OK };
+				 .ign_hash = ignp, .st = st, .err = CORE_OK };
 	tlas_ray_init(&x.tr, &s->ray);
 	tlas_traverse(rewind_entity_tlas(rw), &s->ray, &tmax, visit_entity, &x);
 	if (ignp != ign)
