@@ -24,13 +24,14 @@ static struct history *history_alloc(size_t n)
 {
 	struct history *h;
 
-	if (n > (SIZE_MAX - sizeof(*h)) / sizeof(h->snaps[0]))
+	if (n > (SIZE_MAX - sizeof(*h)) / (sizeof(h->snaps[0]) + sizeof(double)))
 		return NULL;
-	h = malloc(sizeof(*h) + n * sizeof(h->snaps[0]));
+	h = malloc(sizeof(*h) + n * (sizeof(h->snaps[0]) + sizeof(double)));
 	if (!h)
 		return NULL;
 	atomic_init(&h->refs, 1);
 	h->n = n;
+	h->times = (const double *)(h->snaps + n);
 	return h;
 }
 
@@ -293,6 +294,7 @@ enum core_result world_ingest(struct world *w, uint64_t tick, double time_ms,
 	struct snapshot *s, *prev;
 	enum core_result r;
 	size_t first, i;
+	double *times;
 
 	fail->item = WORLD_NONE;
 	fail->hitbox = WORLD_NONE;
@@ -316,9 +318,13 @@ enum core_result world_ingest(struct world *w, uint64_t tick, double time_ms,
 		r = CORE_ENOMEM;
 		goto out_unlock;
 	}
-	for (i = first; i < old->n; i++)
+	times = (double *)(h->snaps + h->n);
+	for (i = first; i < old->n; i++) {
 		h->snaps[i - first] = snapshot_ref(old->snaps[i]);
+		times[i - first] = old->times[i];
+	}
 	h->snaps[h->n - 1] = s;
+	times[h->n - 1] = s->time_ms;
 	pthread_mutex_lock(&w->pub);
 	w->hist = h;		/* the one pointer store readers see */
 	pthread_mutex_unlock(&w->pub);

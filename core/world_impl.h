@@ -88,6 +88,8 @@ struct snapshot {
 struct history {
 	atomic_size_t refs;
 	size_t n;
+	const double *times;	/* snaps[i]->time_ms, contiguous for the search
+				 * of a rewound shot (in the same block) */
 	struct snapshot *snaps[];
 };
 

@@ -357,12 +357,12 @@ static enum core_result find_rewind(const struct history *h, const struct world_
 		return s->has_time ? CORE_ERANGE : CORE_OK;
 	newest = h->snaps[h->n - 1];
 	*has_used = 1;
-	if (!s->has_time || s->time_ms >= newest->time_ms) {
+	if (!s->has_time || s->time_ms >= h->times[h->n - 1]) {
 		rw->s0 = newest;
-		*used = newest->time_ms;
+		*used = h->times[h->n - 1];
 		return CORE_OK;
 	}
-	if (!(s->time_ms >= h->snaps[0]->time_ms)) {
+	if (!(s->time_ms >= h->times[0])) {
 		*has_used = 0;
 		return CORE_ERANGE;
 	}
@@ -372,7 +372,7 @@ static enum core_result find_rewind(const struct history *h, const struct world_
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (h->snaps[mid]->time_ms <= s->time_ms)
+		if (h->times[mid] <= s->time_ms)
 			lo = mid;
 		else
 			hi = mid;
