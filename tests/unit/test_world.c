@@ -710,8 +710,8 @@ END_TEST
  * capsules, random rewound shots; the culled answer must be the one found
  * by interpolating and casting every hitbox of every entity. */
 
-#define CE 30		/* entities */
-#define CH 5		/* hitboxes each */
+#define CE 16		/* entities */
+#define CH 37		/* hitboxes each: more than a visit takes per pass (32) */
 #define CT 3		/* ticks */
 
 static vec3 lerp_v(vec3 a, vec3 b, double f)	/* the documented linear rule */
