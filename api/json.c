@@ -268,49 +268,6 @@ static int is_digit(unsigned char ch)
 	return ch >= '0' && ch <= '9';
 }
 
-int json_cursor_number(struct json_cursor *c, double *out)
-{
-	size_t start = c->i;
-	const unsigned char *s = c->s;
-
-	if (c->i < c->n && s[c->i] == '-')
-		c->i++;
-	if (c->i >= c->n || !is_digit(s[c->i]))
-		return json_cursor_fail(c, API_INVALID_JSON, "a number needs digits");
-	if (s[c->i] == '0') {
-		c->i++;
-		if (c->i < c->n && is_digit(s[c->i]))
-			return json_cursor_fail(c, API_INVALID_JSON, "leading zero in a number");
-	} else {
-		while (c->i < c->n && is_digit(s[c->i]))
-			c->i++;
-	}
-	if (c->i < c->n && s[c->i] == '.') {
-		c->i++;
-		if (c->i >= c->n || !is_digit(s[c->i]))
-			return json_cursor_fail(c, API_INVALID_JSON, "digits must follow the decimal point");
-		while (c->i < c->n && is_digit(s[c->i]))
-			c->i++;
-	}
-	if (c->i < c->n && (s[c->i] == 'e' || s[c->i] == 'E')) {
-		c->i++;
-		if (c->i < c->n && (s[c->i] == '+' || s[c->i] == '-'))
-			c->i++;
-		if (c->i >= c->n || !is_digit(s[c->i]))
-			return json_cursor_fail(c, API_INVALID_JSON, "digits must follow the exponent");
-		while (c->i < c->n && is_digit(s[c->i]))
-			c->i++;
-	}
-	if (c->i - start > JSON_MAX_NUMBER_LEN) {
-		c->i = start;
-		return json_cursor_fail(c, API_INVALID_REQUEST,
-					"numbers longer than 63 characters are not accepted");
-	}
-	if (json_number((const char *)s + start, c->i - start, out))
-		return json_cursor_fail(c, API_INTERNAL, "out of memory");
-	return 0;
-}
-
 static cJSON *parse_number(struct jparse *j)
 {
 	cJSON *item;
