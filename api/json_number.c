@@ -126,6 +126,64 @@ static inline int digit(unsigned char ch, unsigned *d)
 }
 
 /*
+ * Eight digits at a time (the SWAR tricks of D. Lemire's fast_float): on a
+ * little-endian machine, load8 reads s[0..8) with s[0] lowest; eight_digits
+ * says whether all eight are ASCII digits, eight_value is their value.
+ */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HAVE_SWAR 1
+static inline uint64_t load8(const unsigned char *s)
+{
+	uint64_t v;
+
+	memcpy(&v, s, sizeof(v));
+	return v;
+}
+
+static inline int eight_digits(uint64_t v)
+{
+	return ((v & UINT64_C(0xF0F0F0F0F0F0F0F0)) |
+		(((v + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0)) >> 4)) ==
+	       UINT64_C(0x3333333333333333);
+}
+
+static inline uint64_t eight_value(uint64_t v)
+{
+	const uint64_t mask = UINT64_C(0x000000FF000000FF);
+	const uint64_t mul1 = UINT64_C(0x000F424000000064);	/* 100 + (10^6 << 32) */
+	const uint64_t mul2 = UINT64_C(0x0000271000000001);	/* 1 + (10^4 << 32) */
+
+	v -= UINT64_C(0x3030303030303030);
+	v = v * 10 + (v >> 8);
+	return (((v & mask) * mul1) + (((v >> 16) & mask) * mul2)) >> 32;
+}
+#else
+#define HAVE_SWAR 0
+#endif
+
+/* Gather the digits at s[*i..n) into *m (m * 10 + digit each, wrapping);
+ * *i ends after the last digit. */
+static inline void gather_digits(const unsigned char *s, size_t n, size_t *i, uint64_t *m)
+{
+	size_t k = *i;
+	uint64_t v = *m;
+	unsigned d;
+
+#if HAVE_SWAR
+	while (n - k >= 8 && eight_digits(load8(s + k))) {
+		v = v * 100000000 + eight_value(load8(s + k));
+		k += 8;
+	}
+#endif
+	while (k < n && digit(s[k], &d)) {
+		v = v * 10 + d;
+		k++;
+	}
+	*i = k;
+	*m = v;
+}
+
+/*
  * One pass over the number at c->i: the RFC 8259 checks (the same messages
  * at the same offsets as ever) while the digits gather into a 64-bit
  * mantissa; numbers of at most 19 digits that Clinger's path can take never
@@ -155,10 +213,7 @@ int json_cursor_number(struct json_cursor *c, double *out)
 			return json_cursor_fail(c, API_INVALID_JSON, "leading zero in a number");
 		}
 	} else {
-		do {
-			m = m * 10 + d;
-			i++;
-		} while (i < n && digit(s[i], &d));
+		gather_digits(s, n, &i, &m);
 	}
 	if (i < n && s[i] == '.') {
 		size_t f0 = ++i;
@@ -168,10 +223,7 @@ int json_cursor_number(struct json_cursor *c, double *out)
 			return json_cursor_fail(c, API_INVALID_JSON,
 						"digits must follow the decimal point");
 		}
-		do {
-			m = m * 10 + d;
-			i++;
-		} while (i < n && digit(s[i], &d));
+		gather_digits(s, n, &i, &m);
 		frac = (int)(i - f0);
 	}
 	/* digits gathered, a leading "0" included (it adds nothing to m) */
