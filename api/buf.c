@@ -140,29 +140,33 @@ static const char digit_pairs[201] =
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
+static const uint64_t pow10_u64[20] = {
+	UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000),
+	UINT64_C(100000), UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000),
+	UINT64_C(1000000000), UINT64_C(10000000000), UINT64_C(100000000000),
+	UINT64_C(1000000000000), UINT64_C(10000000000000), UINT64_C(100000000000000),
+	UINT64_C(1000000000000000), UINT64_C(10000000000000000),
+	UINT64_C(100000000000000000), UINT64_C(1000000000000000000),
+	UINT64_C(10000000000000000000),
+};
+
 /* Decimal digits of v, most significant first, into out (>= 20 bytes);
  * returns how many. */
 static int u64_digits(uint64_t v, char *out)
 {
-	char tmp[20];
-	int i = 20, n;
+	int nd = 1, k;
 
-	while (v >= 100) {
+	while (nd < 20 && v >= pow10_u64[nd])
+		nd++;
+	for (k = nd; k >= 2; k -= 2) {
 		unsigned r = (unsigned)(v % 100);
 
 		v /= 100;
-		tmp[--i] = digit_pairs[2 * r + 1];
-		tmp[--i] = digit_pairs[2 * r];
+		memcpy(out + k - 2, digit_pairs + 2 * r, 2);
 	}
-	if (v >= 10) {
-		tmp[--i] = digit_pairs[2 * v + 1];
-		tmp[--i] = digit_pairs[2 * v];
-	} else {
-		tmp[--i] = (char)('0' + v);
-	}
-	n = 20 - i;
-	memcpy(out, tmp + i, (size_t)n);
-	return n;
+	if (k)
+		out[0] = (char)('0' + v);
+	return nd;
 }
 
 void buf_put_u64(struct buf *b, uint64_t v)
@@ -183,45 +187,65 @@ void buf_put_i64(struct buf *b, int64_t v)
 	buf_put_u64(b, (uint64_t)v);
 }
 
+/* Digits of a decimal: DIG_PAD bytes, the significant ones first and '0'
+ * after them, so that fixed-size copies (no calls) lay them out. */
+#define DIG_PAD 48
+#define DIG_COPY 24	/* more than the 17 digits a double may need */
+
+/* The nd (<= 17) digits of v (which has exactly nd) into dig, '0' after. */
+static void fill_digits(char *dig, uint64_t v, int nd)
+{
+	int k = nd;
+
+	memset(dig, '0', DIG_PAD);
+	while (k >= 2) {
+		unsigned r = (unsigned)(v % 100);
+
+		v /= 100;
+		k -= 2;
+		memcpy(dig + k, digit_pairs + 2 * r, 2);
+	}
+	if (k)
+		dig[0] = (char)('0' + v);
+}
+
 /*
- * Lay out nd significant digits whose first digit has decimal exponent e10
- * the way ECMAScript's Number#toString does (plain notation for
- * 1e-7 < |x| < 1e21, else d.ddde[-]x, without a '+'). out needs nd + 32
- * bytes; returns the length written.
+ * Lay out nd significant digits (dig as fill_digits leaves it) whose first
+ * digit has decimal exponent e10 the way ECMAScript's Number#toString does
+ * (plain notation for 1e-7 < |x| < 1e21, else d.ddde[-]x, without a '+').
+ * Writes at most 25 bytes but may touch BUF_NUMBER_ROOM bytes of out;
+ * returns the length written.
  */
-static int format_decimal(char *out, int neg, const char *dig, int nd, int e10)
+static size_t format_decimal(char *out, int neg, const char *dig, int nd, int e10)
 {
 	int n = e10 + 1;	/* digits before the decimal point */
-	int len = 0;
+	size_t len = 0;
 
 	if (neg)
 		out[len++] = '-';
 	if (nd <= n && n <= 21) {
-		memcpy(out + len, dig, (size_t)nd);
-		len += nd;
-		memset(out + len, '0', (size_t)(n - nd));
-		len += n - nd;
+		memcpy(out + len, dig, DIG_COPY);	/* the digits, then '0's (n <= 21) */
+		len += (size_t)n;
 	} else if (0 < n && n <= 21) {
-		memcpy(out + len, dig, (size_t)n);
-		len += n;
+		memcpy(out + len, dig, DIG_COPY);
+		len += (size_t)n;
 		out[len++] = '.';
-		memcpy(out + len, dig + n, (size_t)(nd - n));
-		len += nd - n;
+		memcpy(out + len, dig + n, DIG_COPY);
+		len += (size_t)(nd - n);
 	} else if (-6 < n && n <= 0) {
-		out[len++] = '0';
-		out[len++] = '.';
-		memset(out + len, '0', (size_t)-n);
-		len += -n;
-		memcpy(out + len, dig, (size_t)nd);
-		len += nd;
+		memset(out + len, '0', 8);
+		out[len + 1] = '.';
+		len += (size_t)(2 - n);
+		memcpy(out + len, dig, DIG_COPY);
+		len += (size_t)nd;
 	} else {
 		int x = e10;
 
 		out[len++] = dig[0];
 		if (nd > 1) {
 			out[len++] = '.';
-			memcpy(out + len, dig + 1, (size_t)(nd - 1));
-			len += nd - 1;
+			memcpy(out + len, dig + 1, DIG_COPY);
+			len += (size_t)(nd - 1);
 		}
 		out[len++] = 'e';
 		if (x < 0) {
@@ -237,23 +261,27 @@ static int format_decimal(char *out, int neg, const char *dig, int nd, int e10)
 	return len;
 }
 
-/* Strip trailing zeros of the nd digits; returns the new count (>= 1). */
-static int strip_zeros(const char *dig, int nd)
+/* v without its trailing decimal zeros (v != 0); *nd less one per zero. */
+static uint64_t strip_zeros(uint64_t v, int *nd)
 {
-	while (nd > 1 && dig[nd - 1] == '0')
-		nd--;
-	return nd;
+	while (v % 10 == 0) {
+		v /= 10;
+		(*nd)--;
+	}
+	return v;
 }
 
 /*
  * Slow path (printf + strtod): the shortest of p = pmin..pmax significant
  * digits whose reading by strtod, rounded to float when is_float, gives back
- * v. Fills dig and returns the digit count, *e10 the exponent of the first.
+ * v. Returns them as an integer, *nd their count (trailing zeros stripped)
+ * and *e10 the exponent of the first.
  */
-static int shortest_printf(double v, int is_float, int pmin, int pmax, char *dig, int *e10)
+static uint64_t shortest_printf(double v, int is_float, int pmin, int pmax, int *nd, int *e10)
 {
 	char tmp[64];
-	int p, nd = 0;
+	uint64_t n = 0;
+	int p;
 
 	for (p = pmin; p <= pmax; p++) {
 		double r;
@@ -271,13 +299,16 @@ static int shortest_printf(double v, int is_float, int pmin, int pmax, char *dig
 
 		if (*s == '-')
 			s++;
-		dig[nd++] = *s++;
-		if (*s == '.')
-			for (s++; *s >= '0' && *s <= '9'; s++)
-				dig[nd++] = *s;
+		*nd = 0;
+		for (; (*s >= '0' && *s <= '9') || *s == '.'; s++) {
+			if (*s != '.') {
+				n = n * 10 + (uint64_t)(*s - '0');
+				(*nd)++;
+			}
+		}
 		*e10 = (int)strtol(s + 1, NULL, 10);
 	}
-	return strip_zeros(dig, nd);
+	return strip_zeros(n, nd);
 }
 
 static const double pow10_exact[23] = {
@@ -322,10 +353,11 @@ static const uint32_t pow10_u32[10] = {
  * <= 6 digits reads back, the nearest 6-digit one does too and stripping its
  * zeros finds it. A cheap distance test against the float's rounding
  * interval, scaled to 9-digit units, skips most candidates that cannot read
- * back; the survivors get the exact test. Returns the digit count, 0 to ask
- * for the slow path.
+ * back; the survivors get the exact test. Returns the digits as an integer
+ * (trailing zeros stripped), *nd their count, *e10_out the exponent of the
+ * first; 0 to ask for the slow path.
  */
-static int shortest_float_fast(float f, char *dig, int *e10_out)
+static uint32_t shortest_float_fast(float f, int *nd, int *e10_out)
 {
 	double a = fabs((double)f), x9, half;
 	uint32_t bits, hbits, n9;
@@ -374,11 +406,41 @@ found:
 			n /= 10;
 			e++;
 		}
-		p = u64_digits(n, dig);
+		*nd = p;
 		*e10_out = e + p - 1;
-		return strip_zeros(dig, p);
+		return (uint32_t)strip_zeros(n, nd);
 	}
 	return 0;
+}
+
+/* The shortest decimal of a finite non-zero float into out (see
+ * buf_format_float); *nd its digit count. */
+static size_t format_float(char *out, float f, int *nd)
+{
+	char dig[DIG_PAD];
+	uint64_t n;
+	int e10;
+
+	n = shortest_float_fast(f, nd, &e10);
+	if (!n)
+		n = shortest_printf((double)f, 1, 1, 9, nd, &e10);
+	fill_digits(dig, n, *nd);
+	return format_decimal(out, signbit(f) != 0, dig, *nd, e10);
+}
+
+size_t buf_format_float(char *out, float f)
+{
+	int nd;
+
+	if (!isfinite(f)) {
+		memcpy(out, "null", 4);
+		return 4;
+	}
+	if (f == 0) {
+		out[0] = '0';
+		return 1;
+	}
+	return format_float(out, f, &nd);
 }
 
 /* Shortest round-tripping decimal of a float (see buf.h). -0 prints as "0"
@@ -386,8 +448,9 @@ found:
  * equal); NaN and infinities as null. */
 void buf_put_float(struct buf *b, float f)
 {
-	char dig[24];
-	int nd, e10;
+	char tmp[BUF_NUMBER_ROOM];
+	size_t len;
+	int nd;
 
 	if (!isfinite(f)) {
 		buf_append(b, "null", 4);
@@ -397,21 +460,91 @@ void buf_put_float(struct buf *b, float f)
 		buf_putc(b, '0');
 		return;
 	}
-	nd = shortest_float_fast(f, dig, &e10);
-	if (!nd)
-		nd = shortest_printf((double)f, 1, 1, 9, dig, &e10);
+	len = format_float(tmp, f, &nd);
+	/* nd + 32 as ever, so the cap (limit) trips at the same bytes */
 	if (buf_grow(b, (size_t)nd + 32))
 		return;
-	b->len += (size_t)format_decimal(b->data + b->len, signbit(f) != 0, dig, nd, e10);
+	memcpy(b->data + b->len, tmp, 32);	/* len <= 25: a fixed size, no call */
+	b->len += len;
 	b->data[b->len] = '\0';
 }
 
-/* Shortest round-tripping decimal (<= 17 digits) of a double; printf-based:
- * doubles are off the hot path (build_ms and the like). -0 prints as "0". */
+/*
+ * The double fast path: 15 significant digits are below double precision
+ * (a 15-digit decimal per 10^-14 relative, a double's rounding interval is
+ * 2^-52 wide), so at most one 15-digit decimal reads back as d, and when one
+ * does it is the nearest, the one printf's "%.14e" prints. With |d| between
+ * 1e-8 and 1e37, n = d * 10^(14 - e10) rounded has 15 digits and the test
+ * n * 10^(e10 - 14) == d is one correctly rounded operation, exactly
+ * strtod's reading (n < 2^53, |e10 - 14| <= 22). Returns n with trailing
+ * zeros stripped (*nd digits, *e10_out the first one's exponent), or 0 when
+ * no 15-digit decimal is found this way (the printf search decides then).
+ */
+static uint64_t shortest_double_fast(double d, int *nd, int *e10_out)
+{
+	double a = fabs(d), x;
+	uint64_t n;
+	int e2, e10;
+
+	if (!(a >= 1e-8 && a < 1e37))
+		return 0;
+	e2 = ilogb(a);
+	e10 = (e2 * 78913) >> 18;	/* floor(log10(a)) or one less */
+	if (14 - e10 > 22 || 14 - e10 < -22)
+		return 0;
+	x = scale10(a, 14 - e10);
+	if (x >= 999999999999999.5) {
+		if (14 - ++e10 < -22)
+			return 0;
+		x = scale10(a, 14 - e10);
+	}
+	if (x < 99999999999999.5 || x >= 999999999999999.5)
+		return 0;
+	n = (uint64_t)(x + 0.5);
+	if (scale10((double)n, e10 - 14) != a)
+		return 0;
+	*nd = 15;
+	*e10_out = e10;
+	return strip_zeros(n, nd);
+}
+
+/* The shortest decimal of a finite non-zero double; *nd its digit count. */
+static size_t format_double(char *out, double d, int *nd)
+{
+	char dig[DIG_PAD];
+	uint64_t n;
+	int e10;
+
+	n = shortest_double_fast(d, nd, &e10);
+	/* 15 digits are below double precision: see shortest_float_fast */
+	if (!n)
+		n = shortest_printf(d, 0, 15, 17, nd, &e10);
+	fill_digits(dig, n, *nd);
+	return format_decimal(out, signbit(d) != 0, dig, *nd, e10);
+}
+
+size_t buf_format_double(char *out, double d)
+{
+	int nd;
+
+	if (!isfinite(d)) {
+		memcpy(out, "null", 4);
+		return 4;
+	}
+	if (d == 0) {
+		out[0] = '0';
+		return 1;
+	}
+	return format_double(out, d, &nd);
+}
+
+/* Shortest round-tripping decimal (<= 17 digits) of a double: a 15-digit
+ * fast path, else printf's search. -0 prints as "0". */
 void buf_put_double(struct buf *b, double d)
 {
-	char dig[24];
-	int nd, e10;
+	char tmp[BUF_NUMBER_ROOM];
+	size_t len;
+	int nd;
 
 	if (!isfinite(d)) {
 		buf_append(b, "null", 4);
@@ -421,11 +554,11 @@ void buf_put_double(struct buf *b, double d)
 		buf_putc(b, '0');
 		return;
 	}
-	/* 15 digits are below double precision: see shortest_float_fast */
-	nd = shortest_printf(d, 0, 15, 17, dig, &e10);
+	len = format_double(tmp, d, &nd);
 	if (buf_grow(b, (size_t)nd + 32))
 		return;
-	b->len += (size_t)format_decimal(b->data + b->len, signbit(d) != 0, dig, nd, e10);
+	memcpy(b->data + b->len, tmp, 32);	/* len <= 25 */
+	b->len += len;
 	b->data[b->len] = '\0';
 }
 

@@ -24,8 +24,10 @@ int json_cursor_fail(struct json_cursor *c, enum api_err e, const char *why)
 	return -1;
 }
 
-static void skip_ws(struct json_cursor *c)
+static inline void skip_ws(struct json_cursor *c)
 {
+	if (c->i < c->n && c->s[c->i] > ' ')
+		return;		/* the common case: no whitespace at all */
 	while (c->i < c->n) {
 		unsigned char ch = c->s[c->i];
 
@@ -59,7 +61,10 @@ static void *fail(struct jparse *j, enum api_err e, const char *why)
 
 static cJSON *new_node(struct jparse *j, int type)
 {
-	cJSON *item = json_arena_alloc(j->a, sizeof(*item), _Alignof(cJSON), j->hint);
+	cJSON *item = json_arena_bump(j->a, sizeof(*item), _Alignof(cJSON));
+
+	if (!item)
+		item = json_arena_alloc(j->a, sizeof(*item), _Alignof(cJSON), j->hint);
 
 	if (!item)
 		return fail(j, API_INTERNAL, "out of memory");
@@ -115,8 +120,14 @@ static int check_string(struct json_cursor *c, int *escaped)
 	*escaped = 0;
 	c->i++;	/* the opening quote */
 	for (;;) {
+		const unsigned char *s = c->s;
+		size_t i = c->i, n = c->n;
 		unsigned char ch;
 
+		/* plain ASCII runs (keys are): one test per byte */
+		while (i < n && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
+			i++;
+		c->i = i;
 		if (c->i >= c->n)
 			return json_cursor_fail(c, API_INVALID_JSON, "unterminated string");
 		ch = c->s[c->i];
@@ -225,7 +236,9 @@ static char *parse_string(struct jparse *j)
 	if (check_string(&j->c, &escaped))
 		return NULL;
 	len = j->c.i - 1 - start;	/* unescaping never lengthens: \uXXXX is 6 bytes, <= 4 of UTF-8 */
-	out = json_arena_alloc(j->a, len + 1, 1, j->hint);
+	out = json_arena_bump(j->a, len + 1, 1);
+	if (!out)
+		out = json_arena_alloc(j->a, len + 1, 1, j->hint);
 	if (!out)
 		return fail(j, API_INTERNAL, "out of memory");
 	if (escaped)
