@@ -198,6 +198,20 @@ static void fill_digits(char *dig, uint64_t v, int nd)
 	int k = nd;
 
 	memset(dig, '0', DIG_PAD);
+	if (v <= UINT32_MAX) {	/* every float: 32-bit divisions are cheaper */
+		uint32_t w = (uint32_t)v;
+
+		while (k >= 2) {
+			unsigned r = w % 100;
+
+			w /= 100;
+			k -= 2;
+			memcpy(dig + k, digit_pairs + 2 * r, 2);
+		}
+		if (k)
+			dig[0] = (char)('0' + w);
+		return;
+	}
 	while (k >= 2) {
 		unsigned r = (unsigned)(v % 100);
 
@@ -330,6 +344,25 @@ static inline int reads_back(uint64_t n, int e, float f)
 	return (float)scale10((double)n, e) == f;
 }
 
+/*
+ * reads_back(n, e, f) for a candidate at distance dist from f and lim from
+ * the edge of f's rounding interval (both in units of the candidate's last
+ * digit scaled as x9 is, see shortest_float_fast), without a division when
+ * the candidate is clearly inside or outside: dist and lim are off by less
+ * than 3e-7 units (x9 < 1e9 is rounded once: 6e-8; reading the decimal
+ * through a double first moves it by under 2^-53 relative: 1.2e-7), so a
+ * margin of 1e-6 leaves only candidates at the very edge, which get the
+ * exact test (the edge's own rounding rule included).
+ */
+static inline int reads_back_near(double dist, double lim, uint64_t n, int e, float f)
+{
+	if (dist < lim - 1e-6)
+		return 1;
+	if (dist > lim + 1e-6)
+		return 0;
+	return reads_back(n, e, f);
+}
+
 /* n rounded to a multiple of 10^(9 - p), divided by it (constant divisors:
  * the compiler multiplies instead of dividing). */
 static inline uint32_t round_to_digits(uint32_t n, int p)
@@ -359,7 +392,7 @@ static const uint32_t pow10_u32[10] = {
  */
 static uint32_t shortest_float_fast(float f, int *nd, int *e10_out)
 {
-	double a = fabs((double)f), x9, half;
+	double a = fabs((double)f), x9, half, hx;
 	uint32_t bits, hbits, n9;
 	float hf;
 	int e2, e10, p;
@@ -384,19 +417,25 @@ static uint32_t shortest_float_fast(float f, int *nd, int *e10_out)
 	 * units, with a margin for the roundings of this estimate */
 	hbits = (uint32_t)(e2 - 24 + 127) << 23;
 	memcpy(&hf, &hbits, sizeof(hf));
-	half = scale10((double)hf, 8 - e10) * 1.000001 + 1e-6;
+	hx = scale10((double)hf, 8 - e10);
+	half = hx * 1.000001 + 1e-6;
 	n9 = (uint32_t)x9;
 	for (p = 6; p <= 9; p++) {
 		uint32_t q = pow10_u32[9 - p];
 		uint32_t n = p == 9 ? (uint32_t)(x9 + 0.5) : round_to_digits(n9, p);
 		int e = e10 - p + 1;
+		double dist = x9 - (double)n * q;
 
-		if (fabs(x9 - (double)n * q) <= half && reads_back(n, e, (float)a))
+		/* below f at a power of two the interval is half as wide */
+		if (fabs(dist) <= half &&
+		    reads_back_near(fabs(dist), dist > 0 && !(bits & 0x7fffff) ? hx / 2 : hx, n, e,
+				    (float)a))
 			goto found;
 		/* at a power of two the interval above f is twice as wide as
 		 * below: the next decimal up may read back */
 		if (p < 9 && !(bits & 0x7fffff) && (double)n * q < x9 &&
-		    (double)(n + 1) * q - x9 <= half && reads_back(n + 1, e, (float)a)) {
+		    (double)(n + 1) * q - x9 <= half &&
+		    reads_back_near((double)(n + 1) * q - x9, hx, n + 1, e, (float)a)) {
 			n++;
 			goto found;
 		}
