@@ -30,6 +30,10 @@ struct buf {
 void buf_init(struct buf *b);
 void buf_release(struct buf *b);		/* frees data; b can be reused after buf_init */
 char *buf_detach(struct buf *b, size_t *len);	/* hands data to the caller */
+/* Room for extra more bytes plus the NUL: 0, or -1 with oom set when the
+ * size overflows, realloc fails (the old bytes stay) or extra would take
+ * len past the cap (then over is set too). */
+int buf_make_room(struct buf *b, size_t extra);
 /* Room for extra more bytes ahead of time (clamped to the cap: never sets over). */
 void buf_reserve(struct buf *b, size_t extra);
 /* Cap b at limit bytes (see above); 0 removes the cap. */

@@ -37,12 +37,17 @@ static inline void skip_ws(struct json_cursor *c)
 	}
 }
 
-int json_cursor_next(struct json_cursor *c)
+static inline int cursor_next(struct json_cursor *c)
 {
 	skip_ws(c);
 	if (c->i >= c->n)
 		return json_cursor_fail(c, API_INVALID_JSON, "unexpected end of input");
 	return c->s[c->i];
+}
+
+int json_cursor_next(struct json_cursor *c)
+{
+	return cursor_next(c);
 }
 
 /* ---- the tree parser: RFC 8259, strict, one pass */
@@ -324,6 +329,23 @@ static cJSON *parse_literal(struct jparse *j, const char *lit, int type)
 	return item;
 }
 
+/* json_cursor_end_member, inline for the parsers here. */
+static inline int end_member(struct json_cursor *c, unsigned char close)
+{
+	skip_ws(c);
+	if (c->i >= c->n)
+		return json_cursor_fail(c, API_INVALID_JSON, "unexpected end of input");
+	if (c->s[c->i] == close) {
+		c->i++;
+		return 1;
+	}
+	if (c->s[c->i] != ',')
+		return json_cursor_fail(c, API_INVALID_JSON,
+					close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+	c->i++;
+	return 0;
+}
+
 static cJSON *parse_value(struct jparse *j, int depth);
 
 /* An array or object at j->c.i; children linked as cJSON links them. */
@@ -371,7 +393,7 @@ static cJSON *parse_container(struct jparse *j, int depth)
 			head = child;
 		}
 		last = child;
-		r = json_cursor_end_member(c, close);
+		r = end_member(c, close);
 		if (r < 0)
 			return NULL;
 		if (r)
@@ -384,18 +406,7 @@ static cJSON *parse_container(struct jparse *j, int depth)
 
 int json_cursor_end_member(struct json_cursor *c, unsigned char close)
 {
-	skip_ws(c);
-	if (c->i >= c->n)
-		return json_cursor_fail(c, API_INVALID_JSON, "unexpected end of input");
-	if (c->s[c->i] == close) {
-		c->i++;
-		return 1;
-	}
-	if (c->s[c->i] != ',')
-		return json_cursor_fail(c, API_INVALID_JSON,
-					close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
-	c->i++;
-	return 0;
+	return end_member(c, close);
 }
 
 static cJSON *parse_value(struct jparse *j, int depth)
@@ -404,7 +415,7 @@ static cJSON *parse_value(struct jparse *j, int depth)
 	int ch;
 	cJSON *item;
 
-	ch = json_cursor_next(c);
+	ch = cursor_next(c);
 	if (ch < 0)
 		return NULL;
 	if (ch == '{' || ch == '[')
@@ -460,7 +471,7 @@ static int skip_container(struct json_cursor *c, int depth)
 		}
 		if (json_cursor_skip(c, depth + 1))
 			return -1;
-		r = json_cursor_end_member(c, close);
+		r = end_member(c, close);
 		if (r < 0)
 			return -1;
 		if (r)
@@ -470,7 +481,7 @@ static int skip_container(struct json_cursor *c, int depth)
 
 int json_cursor_skip(struct json_cursor *c, int depth)
 {
-	int ch = json_cursor_next(c), escaped;
+	int ch = cursor_next(c), escaped;
 
 	if (ch < 0)
 		return -1;
