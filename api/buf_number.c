@@ -59,40 +59,53 @@ void buf_put_i64(struct buf *b, int64_t v)
 	buf_put_u64(b, (uint64_t)v);
 }
 
-/* Digits of a decimal: DIG_PAD bytes, the significant ones first and '0'
- * after them, so that fixed-size copies (no calls) lay them out. */
-#define DIG_PAD 48
+/* Digits of a decimal: the significant ones first and '0' after them, so
+ * that fixed-size copies (no calls) lay them out. */
+#define DIG_BUF 64	/* 20 digit places, then '0's */
 #define DIG_COPY 24	/* more than the 17 digits a double may need */
 
-/* The nd (<= 17) digits of v (which has exactly nd) into dig, '0' after. */
-static void fill_digits(char *dig, uint64_t v, int nd)
+/* Two digits of each pair value < 100 at out. */
+static inline void put_pair(char *out, uint32_t r)
 {
-	int k = nd;
+	memcpy(out, digit_pairs + 2 * r, 2);
+}
 
-	memset(dig, '0', DIG_PAD);
-	if (v <= UINT32_MAX) {	/* every float: 32-bit divisions are cheaper */
+/* The 8 places of x < 10^8 at out. */
+static inline void put8(char *out, uint32_t x)
+{
+	uint32_t a = x / 10000, b = x % 10000;
+
+	put_pair(out, a / 100);
+	put_pair(out + 2, a % 100);
+	put_pair(out + 4, b / 100);
+	put_pair(out + 6, b % 100);
+}
+
+/*
+ * The nd (<= 17) digits of v (which has exactly nd) in buf (DIG_BUF bytes):
+ * the digit places are written right-aligned in buf[0..20) with no branch
+ * on nd (a float's digit count varies from number to number, so a loop
+ * over them would mispredict its exit), '0' after; returns where the nd
+ * significant ones start.
+ */
+static const char *fill_digits(char *buf, uint64_t v, int nd)
+{
+	memset(buf + 20, '0', DIG_BUF - 20);
+	if (v <= UINT32_MAX) {	/* every float: 32-bit arithmetic, 10 places */
 		uint32_t w = (uint32_t)v;
 
-		while (k >= 2) {
-			unsigned r = w % 100;
+		put_pair(buf + 10, w / 100000000);	/* < 43 */
+		put8(buf + 12, w % 100000000);
+	} else {
+		uint64_t q = v / 100000000;
 
-			w /= 100;
-			k -= 2;
-			memcpy(dig + k, digit_pairs + 2 * r, 2);
-		}
-		if (k)
-			dig[0] = (char)('0' + w);
-		return;
+		put8(buf + 12, (uint32_t)(v % 100000000));
+		put8(buf + 4, (uint32_t)(q % 100000000));
+		q /= 100000000;	/* < 1845 */
+		put_pair(buf, (uint32_t)q / 100);
+		put_pair(buf + 2, (uint32_t)q % 100);
 	}
-	while (k >= 2) {
-		unsigned r = (unsigned)(v % 100);
-
-		v /= 100;
-		k -= 2;
-		memcpy(dig + k, digit_pairs + 2 * r, 2);
-	}
-	if (k)
-		dig[0] = (char)('0' + v);
+	return buf + 20 - nd;
 }
 
 /*
@@ -107,8 +120,8 @@ static size_t format_decimal(char *out, int neg, const char *dig, int nd, int e1
 	int n = e10 + 1;	/* digits before the decimal point */
 	size_t len = 0;
 
-	if (neg)
-		out[len++] = '-';
+	out[0] = '-';
+	len = neg != 0;	/* no branch: signs are as likely as not */
 	if (nd <= n && n <= 21) {
 		memcpy(out + len, dig, DIG_COPY);	/* the digits, then '0's (n <= 21) */
 		len += (size_t)n;
@@ -292,6 +305,8 @@ static uint32_t shortest_float_fast(float f, int *nd, int *e10_out)
 	hx = scale10((double)hf, 8 - e10);
 	half = hx * 1.000001 + 1e-6;
 	n9 = (uint32_t)x9;
+	/* unrolled: constant divisors, no jump table */
+#pragma GCC unroll 4
 	for (p = 6; p <= 9; p++) {
 		uint32_t q = pow10_u32[9 - p];
 		uint32_t n = p == 9 ? (uint32_t)(x9 + 0.5) : round_to_digits(n9, p);
@@ -328,15 +343,14 @@ found:
  * buf_format_float); *nd its digit count. */
 static size_t format_float(char *out, float f, int *nd)
 {
-	char dig[DIG_PAD];
+	char buf[DIG_BUF];
 	uint64_t n;
 	int e10;
 
 	n = shortest_float_fast(f, nd, &e10);
 	if (!n)
 		n = shortest_printf((double)f, 1, 1, 9, nd, &e10);
-	fill_digits(dig, n, *nd);
-	return format_decimal(out, signbit(f) != 0, dig, *nd, e10);
+	return format_decimal(out, signbit(f) != 0, fill_digits(buf, n, *nd), *nd, e10);
 }
 
 size_t buf_format_float(char *out, float f)
@@ -422,7 +436,7 @@ static uint64_t shortest_double_fast(double d, int *nd, int *e10_out)
 /* The shortest decimal of a finite non-zero double; *nd its digit count. */
 static size_t format_double(char *out, double d, int *nd)
 {
-	char dig[DIG_PAD];
+	char buf[DIG_BUF];
 	uint64_t n;
 	int e10;
 
@@ -430,8 +444,7 @@ static size_t format_double(char *out, double d, int *nd)
 	/* 15 digits are below double precision: see shortest_float_fast */
 	if (!n)
 		n = shortest_printf(d, 0, 15, 17, nd, &e10);
-	fill_digits(dig, n, *nd);
-	return format_decimal(out, signbit(d) != 0, dig, *nd, e10);
+	return format_decimal(out, signbit(d) != 0, fill_digits(buf, n, *nd), *nd, e10);
 }
 
 size_t buf_format_double(char *out, double d)
