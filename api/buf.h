@@ -30,6 +30,10 @@ struct buf {
 void buf_init(struct buf *b);
 void buf_release(struct buf *b);		/* frees data; b can be reused after buf_init */
 char *buf_detach(struct buf *b, size_t *len);	/* hands data to the caller */
+/* Room for extra more bytes plus the NUL: 0, or -1 with oom set when the
+ * size overflows, realloc fails (the old bytes stay) or extra would take
+ * len past the cap (then over is set too). */
+int buf_make_room(struct buf *b, size_t extra);
 /* Room for extra more bytes ahead of time (clamped to the cap: never sets over). */
 void buf_reserve(struct buf *b, size_t extra);
 /* Cap b at limit bytes (see above); 0 removes the cap. */
@@ -47,6 +51,50 @@ void buf_put_i64(struct buf *b, int64_t v);
 void buf_put_float(struct buf *b, float f);
 /* Same for a double (at most 17 significant digits). */
 void buf_put_double(struct buf *b, double d);
+
+/*
+ * Writing in place, for encoders that append many small pieces: check
+ * buf_room(b) once for the most they may write, then write at buf_end(b)
+ * and buf_commit() the new end. While an answer fits in the room, this gives
+ * byte for byte what the appends above would, oom and over included (they
+ * would trip neither); otherwise use the appends.
+ */
+/* Bytes a number written by buf_format_* may touch (it writes at most 25). */
+#define BUF_NUMBER_ROOM 64
+
+/* The bytes that may be written at buf_end(b) now with no growth and
+ * within the cap: 0 after oom. */
+static inline size_t buf_room(const struct buf *b)
+{
+	size_t room, left;
+
+	if (b->oom || !b->data)
+		return 0;
+	room = b->cap - b->len - 1;	/* data[len] is within cap */
+	if (b->limit) {
+		left = b->limit > b->len ? b->limit - b->len : 0;
+		if (left < room)
+			room = left;
+	}
+	return room;
+}
+
+static inline char *buf_end(struct buf *b)
+{
+	return b->data + b->len;
+}
+
+/* End the in-place writes at p (within the room checked). */
+static inline void buf_commit(struct buf *b, char *p)
+{
+	b->len = (size_t)(p - b->data);
+	b->data[b->len] = '\0';
+}
+
+/* buf_put_float's / buf_put_double's text at out, which has at least
+ * BUF_NUMBER_ROOM bytes; returns its length. */
+size_t buf_format_float(char *out, float f);
+size_t buf_format_double(char *out, double d);
 /* A JSON string literal with quotes and escapes. */
 void buf_put_json_string(struct buf *b, const char *s, size_t n);
 

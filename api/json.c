@@ -24,8 +24,10 @@ int json_cursor_fail(struct json_cursor *c, enum api_err e, const char *why)
 	return -1;
 }
 
-static void skip_ws(struct json_cursor *c)
+static inline void skip_ws(struct json_cursor *c)
 {
+	if (c->i < c->n && c->s[c->i] > ' ')
+		return;		/* the common case: no whitespace at all */
 	while (c->i < c->n) {
 		unsigned char ch = c->s[c->i];
 
@@ -35,12 +37,17 @@ static void skip_ws(struct json_cursor *c)
 	}
 }
 
-int json_cursor_next(struct json_cursor *c)
+static inline int cursor_next(struct json_cursor *c)
 {
 	skip_ws(c);
 	if (c->i >= c->n)
 		return json_cursor_fail(c, API_INVALID_JSON, "unexpected end of input");
 	return c->s[c->i];
+}
+
+int json_cursor_next(struct json_cursor *c)
+{
+	return cursor_next(c);
 }
 
 /* ---- the tree parser: RFC 8259, strict, one pass */
@@ -59,7 +66,10 @@ static void *fail(struct jparse *j, enum api_err e, const char *why)
 
 static cJSON *new_node(struct jparse *j, int type)
 {
-	cJSON *item = json_arena_alloc(j->a, sizeof(*item), _Alignof(cJSON), j->hint);
+	cJSON *item = json_arena_bump(j->a, sizeof(*item), _Alignof(cJSON));
+
+	if (!item)
+		item = json_arena_alloc(j->a, sizeof(*item), _Alignof(cJSON), j->hint);
 
 	if (!item)
 		return fail(j, API_INTERNAL, "out of memory");
@@ -115,8 +125,14 @@ static int check_string(struct json_cursor *c, int *escaped)
 	*escaped = 0;
 	c->i++;	/* the opening quote */
 	for (;;) {
+		const unsigned char *s = c->s;
+		size_t i = c->i, n = c->n;
 		unsigned char ch;
 
+		/* plain ASCII runs (keys are): one test per byte */
+		while (i < n && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
+			i++;
+		c->i = i;
 		if (c->i >= c->n)
 			return json_cursor_fail(c, API_INVALID_JSON, "unterminated string");
 		ch = c->s[c->i];
@@ -225,7 +241,9 @@ static char *parse_string(struct jparse *j)
 	if (check_string(&j->c, &escaped))
 		return NULL;
 	len = j->c.i - 1 - start;	/* unescaping never lengthens: \uXXXX is 6 bytes, <= 4 of UTF-8 */
-	out = json_arena_alloc(j->a, len + 1, 1, j->hint);
+	out = json_arena_bump(j->a, len + 1, 1);
+	if (!out)
+		out = json_arena_alloc(j->a, len + 1, 1, j->hint);
 	if (!out)
 		return fail(j, API_INTERNAL, "out of memory");
 	if (escaped)
@@ -266,49 +284,6 @@ int json_cursor_string(struct json_cursor *c, char *buf, size_t cap, char **out,
 static int is_digit(unsigned char ch)
 {
 	return ch >= '0' && ch <= '9';
-}
-
-int json_cursor_number(struct json_cursor *c, double *out)
-{
-	size_t start = c->i;
-	const unsigned char *s = c->s;
-
-	if (c->i < c->n && s[c->i] == '-')
-		c->i++;
-	if (c->i >= c->n || !is_digit(s[c->i]))
-		return json_cursor_fail(c, API_INVALID_JSON, "a number needs digits");
-	if (s[c->i] == '0') {
-		c->i++;
-		if (c->i < c->n && is_digit(s[c->i]))
-			return json_cursor_fail(c, API_INVALID_JSON, "leading zero in a number");
-	} else {
-		while (c->i < c->n && is_digit(s[c->i]))
-			c->i++;
-	}
-	if (c->i < c->n && s[c->i] == '.') {
-		c->i++;
-		if (c->i >= c->n || !is_digit(s[c->i]))
-			return json_cursor_fail(c, API_INVALID_JSON, "digits must follow the decimal point");
-		while (c->i < c->n && is_digit(s[c->i]))
-			c->i++;
-	}
-	if (c->i < c->n && (s[c->i] == 'e' || s[c->i] == 'E')) {
-		c->i++;
-		if (c->i < c->n && (s[c->i] == '+' || s[c->i] == '-'))
-			c->i++;
-		if (c->i >= c->n || !is_digit(s[c->i]))
-			return json_cursor_fail(c, API_INVALID_JSON, "digits must follow the exponent");
-		while (c->i < c->n && is_digit(s[c->i]))
-			c->i++;
-	}
-	if (c->i - start > JSON_MAX_NUMBER_LEN) {
-		c->i = start;
-		return json_cursor_fail(c, API_INVALID_REQUEST,
-					"numbers longer than 63 characters are not accepted");
-	}
-	if (json_number((const char *)s + start, c->i - start, out))
-		return json_cursor_fail(c, API_INTERNAL, "out of memory");
-	return 0;
 }
 
 static cJSON *parse_number(struct jparse *j)
@@ -352,6 +327,23 @@ static cJSON *parse_literal(struct jparse *j, const char *lit, int type)
 	if (item && type == cJSON_True)
 		item->valueint = 1;
 	return item;
+}
+
+/* json_cursor_end_member, inline for the parsers here. */
+static inline int end_member(struct json_cursor *c, unsigned char close)
+{
+	skip_ws(c);
+	if (c->i >= c->n)
+		return json_cursor_fail(c, API_INVALID_JSON, "unexpected end of input");
+	if (c->s[c->i] == close) {
+		c->i++;
+		return 1;
+	}
+	if (c->s[c->i] != ',')
+		return json_cursor_fail(c, API_INVALID_JSON,
+					close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+	c->i++;
+	return 0;
 }
 
 static cJSON *parse_value(struct jparse *j, int depth);
@@ -401,7 +393,7 @@ static cJSON *parse_container(struct jparse *j, int depth)
 			head = child;
 		}
 		last = child;
-		r = json_cursor_end_member(c, close);
+		r = end_member(c, close);
 		if (r < 0)
 			return NULL;
 		if (r)
@@ -414,18 +406,7 @@ static cJSON *parse_container(struct jparse *j, int depth)
 
 int json_cursor_end_member(struct json_cursor *c, unsigned char close)
 {
-	skip_ws(c);
-	if (c->i >= c->n)
-		return json_cursor_fail(c, API_INVALID_JSON, "unexpected end of input");
-	if (c->s[c->i] == close) {
-		c->i++;
-		return 1;
-	}
-	if (c->s[c->i] != ',')
-		return json_cursor_fail(c, API_INVALID_JSON,
-					close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
-	c->i++;
-	return 0;
+	return end_member(c, close);
 }
 
 static cJSON *parse_value(struct jparse *j, int depth)
@@ -434,7 +415,7 @@ static cJSON *parse_value(struct jparse *j, int depth)
 	int ch;
 	cJSON *item;
 
-	ch = json_cursor_next(c);
+	ch = cursor_next(c);
 	if (ch < 0)
 		return NULL;
 	if (ch == '{' || ch == '[')
@@ -490,7 +471,7 @@ static int skip_container(struct json_cursor *c, int depth)
 		}
 		if (json_cursor_skip(c, depth + 1))
 			return -1;
-		r = json_cursor_end_member(c, close);
+		r = end_member(c, close);
 		if (r < 0)
 			return -1;
 		if (r)
@@ -500,7 +481,7 @@ static int skip_container(struct json_cursor *c, int depth)
 
 int json_cursor_skip(struct json_cursor *c, int depth)
 {
-	int ch = json_cursor_next(c), escaped;
+	int ch = cursor_next(c), escaped;
 
 	if (ch < 0)
 		return -1;

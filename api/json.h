@@ -17,6 +17,7 @@
 #define API_JSON_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cJSON.h>
 
@@ -32,9 +33,10 @@ struct json_chunk;
 /* A few large chunks; zero-initialised (JSON_ARENA_INIT) means empty. */
 struct json_arena {
 	struct json_chunk *head;	/* the chunk being filled; ->next the older ones */
+	unsigned char *next, *end;	/* head's free bytes (NULL when no head) */
 };
 
-#define JSON_ARENA_INIT { NULL }
+#define JSON_ARENA_INIT { NULL, NULL, NULL }
 
 /*
  * Parse buf[0..len) into a tree allocated from a (which may be empty or hold
@@ -59,6 +61,18 @@ size_t json_arena_chunks(const struct json_arena *a);
 /* size bytes aligned to align (a power of two) from a, NULL when out of
  * memory; the first chunk is at least hint bytes. Freed with the arena. */
 void *json_arena_alloc(struct json_arena *a, size_t size, size_t align, size_t hint);
+/* json_arena_alloc's common case, inline: from head's free bytes, or NULL
+ * when they are too few (then call json_arena_alloc). */
+static inline void *json_arena_bump(struct json_arena *a, size_t size, size_t align)
+{
+	uintptr_t p = ((uintptr_t)a->next + (align - 1)) & ~(uintptr_t)(align - 1);
+
+	if (!a->next || p > (uintptr_t)a->end || (uintptr_t)a->end - p < size)
+		return NULL;
+	a->next = (unsigned char *)p + size;
+	return (void *)p;
+}
+
 /* The first chunk's size for parsing a body of body_len bytes. */
 size_t json_arena_hint(size_t body_len);
 

@@ -7,7 +7,7 @@
 
 struct json_chunk {
 	struct json_chunk *next;
-	size_t cap, used;
+	size_t cap;
 	unsigned char data[];
 };
 
@@ -79,6 +79,7 @@ void json_arena_release(struct json_arena *a)
 		c = next;
 	}
 	a->head = NULL;
+	a->next = a->end = NULL;
 }
 
 size_t json_arena_chunks(const struct json_arena *a)
@@ -123,29 +124,21 @@ static int arena_grow(struct json_arena *a, size_t need, size_t align, size_t hi
 		return -1;
 	c->next = a->head;
 	c->cap = cap;
-	c->used = 0;
 	a->head = c;
+	a->next = c->data;
+	a->end = c->data + cap;
 	return 0;
 }
 
 void *json_arena_alloc(struct json_arena *a, size_t size, size_t align, size_t hint)
 {
-	struct json_chunk *c = a->head;
-	size_t pad;
+	void *p = json_arena_bump(a, size, align);
 
-	if (c) {
-		pad = (size_t)(-(uintptr_t)(c->data + c->used)) & (align - 1);
-		if (c->cap - c->used >= pad && c->cap - c->used - pad >= size) {
-			c->used += pad + size;
-			return c->data + c->used - size;
-		}
-	}
+	if (p)
+		return p;
 	if (arena_grow(a, size, align, hint))
 		return NULL;
-	c = a->head;
-	pad = (size_t)(-(uintptr_t)c->data) & (align - 1);
-	c->used = pad + size;
-	return c->data + pad;
+	return json_arena_bump(a, size, align);
 }
 
 size_t json_arena_hint(size_t body_len)

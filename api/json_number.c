@@ -1,4 +1,5 @@
-/* json_number.c - JSON number text to double, bit-identical to strtod (Clinger's fast path). */
+/* json_number.c - JSON number text to double, bit-identical to strtod (Clinger's fast path);
+ * the cursor's number step checks and converts in one pass. */
 #include <float.h>
 #include <locale.h>
 #include <pthread.h>
@@ -23,6 +24,27 @@ static const double pow10_exact[] = {
 };
 
 /*
+ * The exact m * 10^e10 (negated when neg) into *out when one IEEE operation
+ * gives it: m <= 2^53 and |e10| <= 22 (see number_fast). 0, or -1 when the
+ * caller must ask strtod.
+ */
+static inline int clinger(uint64_t m, int e10, int neg, double *out)
+{
+	double d;
+
+	if (m == 0) {
+		*out = neg ? -0.0 : 0.0;
+		return 0;
+	}
+	if (m > (UINT64_C(1) << 53) || e10 < -22 || e10 > 22)
+		return -1;
+	d = (double)m;
+	d = e10 >= 0 ? d * pow10_exact[e10] : d / pow10_exact[-e10];
+	*out = neg ? -d : d;
+	return 0;
+}
+
+/*
  * Clinger's fast path (W. D. Clinger, "How to read floating point numbers
  * accurately", PLDI 1990): with an integer mantissa m <= 2^53 and |e| <= 22
  * both m and 10^|e| are exact doubles, so one IEEE multiplication or division
@@ -36,7 +58,6 @@ static int number_fast(const char *s, size_t len, double *out)
 	uint64_t m = 0;
 	size_t i = 0;
 	int neg = 0, nd = 0, e10 = 0, ex = 0, eneg = 0;
-	double d;
 
 	if (s[i] == '-') {
 		neg = 1;
@@ -68,28 +89,17 @@ static int number_fast(const char *s, size_t len, double *out)
 				ex = ex * 10 + (s[i] - '0');
 		}
 	}
-	if (m == 0) {
-		*out = neg ? -0.0 : 0.0;
-		return 0;
-	}
-	e10 += eneg ? -ex : ex;
-	if (m > (UINT64_C(1) << 53) || e10 < -22 || e10 > 22)
-		return -1;
-	d = (double)m;
-	d = e10 >= 0 ? d * pow10_exact[e10] : d / pow10_exact[-e10];
-	*out = neg ? -d : d;
-	return 0;
+	return clinger(m, e10 + (eneg ? -ex : ex), neg, out);
 #else
 	return -1;
 #endif
 }
 
-int json_number(const char *s, size_t len, double *out)
+/* strtod_l in the C locale of s[0..len) (len <= JSON_MAX_NUMBER_LEN); 0 or -1. */
+static int number_slow(const char *s, size_t len, double *out)
 {
 	char tmp[JSON_MAX_NUMBER_LEN + 1];
 
-	if (number_fast(s, len, out) == 0)
-		return 0;
 	if (pthread_once(&c_locale_once, c_locale_init) || c_locale == (locale_t)0)
 		return -1;
 	if (len > JSON_MAX_NUMBER_LEN)
@@ -100,3 +110,151 @@ int json_number(const char *s, size_t len, double *out)
 	return 0;
 }
 
+
+int json_number(const char *s, size_t len, double *out)
+{
+	if (number_fast(s, len, out) == 0)
+		return 0;
+	return number_slow(s, len, out);
+}
+
+/* 1 when ch is an ASCII digit, its value in *d. */
+static inline int digit(unsigned char ch, unsigned *d)
+{
+	*d = (unsigned)ch - '0';
+	return *d <= 9;
+}
+
+/*
+ * Eight digits at a time (the SWAR tricks of D. Lemire's fast_float): on a
+ * little-endian machine, load8 reads s[0..8) with s[0] lowest; eight_digits
+ * says whether all eight are ASCII digits, eight_value is their value.
+ */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HAVE_SWAR 1
+static inline uint64_t load8(const unsigned char *s)
+{
+	uint64_t v;
+
+	memcpy(&v, s, sizeof(v));
+	return v;
+}
+
+static inline int eight_digits(uint64_t v)
+{
+	return ((v & UINT64_C(0xF0F0F0F0F0F0F0F0)) |
+		(((v + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0)) >> 4)) ==
+	       UINT64_C(0x3333333333333333);
+}
+
+static inline uint64_t eight_value(uint64_t v)
+{
+	const uint64_t mask = UINT64_C(0x000000FF000000FF);
+	const uint64_t mul1 = UINT64_C(0x000F424000000064);	/* 100 + (10^6 << 32) */
+	const uint64_t mul2 = UINT64_C(0x0000271000000001);	/* 1 + (10^4 << 32) */
+
+	v -= UINT64_C(0x3030303030303030);
+	v = v * 10 + (v >> 8);
+	return (((v & mask) * mul1) + (((v >> 16) & mask) * mul2)) >> 32;
+}
+#else
+#define HAVE_SWAR 0
+#endif
+
+/* Gather the digits at s[*i..n) into *m (m * 10 + digit each, wrapping);
+ * *i ends after the last digit. */
+static inline void gather_digits(const unsigned char *s, size_t n, size_t *i, uint64_t *m)
+{
+	size_t k = *i;
+	uint64_t v = *m;
+	unsigned d;
+
+#if HAVE_SWAR
+	while (n - k >= 8 && eight_digits(load8(s + k))) {
+		v = v * 100000000 + eight_value(load8(s + k));
+		k += 8;
+	}
+#endif
+	while (k < n && digit(s[k], &d)) {
+		v = v * 10 + d;
+		k++;
+	}
+	*i = k;
+	*m = v;
+}
+
+/*
+ * One pass over the number at c->i: the RFC 8259 checks (the same messages
+ * at the same offsets as ever) while the digits gather into a 64-bit
+ * mantissa; numbers of at most 19 digits that Clinger's path can take never
+ * see the text again. The rest (long mantissas, big exponents) go to strtod.
+ */
+int json_cursor_number(struct json_cursor *c, double *out)
+{
+	const unsigned char *s = c->s;
+	size_t n = c->n, i = c->i, start = c->i, first, nd;
+	uint64_t m = 0;		/* wraps past 19 digits: then unused */
+	int neg = 0, frac = 0, ex = 0;
+	unsigned d;
+
+	if (i < n && s[i] == '-') {
+		neg = 1;
+		i++;
+	}
+	if (i >= n || !digit(s[i], &d)) {
+		c->i = i;
+		return json_cursor_fail(c, API_INVALID_JSON, "a number needs digits");
+	}
+	first = i;
+	if (d == 0) {
+		i++;
+		if (i < n && digit(s[i], &d)) {
+			c->i = i;
+			return json_cursor_fail(c, API_INVALID_JSON, "leading zero in a number");
+		}
+	} else {
+		gather_digits(s, n, &i, &m);
+	}
+	if (i < n && s[i] == '.') {
+		size_t f0 = ++i;
+
+		if (i >= n || !digit(s[i], &d)) {
+			c->i = i;
+			return json_cursor_fail(c, API_INVALID_JSON,
+						"digits must follow the decimal point");
+		}
+		gather_digits(s, n, &i, &m);
+		frac = (int)(i - f0);
+	}
+	/* digits gathered, a leading "0" included (it adds nothing to m) */
+	nd = i - first - (frac > 0);
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		int eneg = 0;
+
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			eneg = s[i++] == '-';
+		if (i >= n || !digit(s[i], &d)) {
+			c->i = i;
+			return json_cursor_fail(c, API_INVALID_JSON, "digits must follow the exponent");
+		}
+		do {
+			if (ex < 100000)
+				ex = ex * 10 + (int)d;
+			i++;
+		} while (i < n && digit(s[i], &d));
+		if (eneg)
+			ex = -ex;
+	}
+	if (i - start > JSON_MAX_NUMBER_LEN)
+		return json_cursor_fail(c, API_INVALID_REQUEST,
+					"numbers longer than 63 characters are not accepted");
+	c->i = i;
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+	if (nd <= 19 && clinger(m, ex - frac, neg, out) == 0)
+		return 0;
+#endif
+	if (number_slow((const char *)s + start, i - start, out))
+		return json_cursor_fail(c, API_INTERNAL, "out of memory");
+	return 0;
+}

@@ -295,14 +295,36 @@ END_TEST
 
 /* ---- numbers against strtod */
 
+/* json_number and the cursor's one-pass reading (json_parse's) both give
+ * strtod's double; the cursor stops right after the number. */
 static void check_number(const char *s)
 {
 	double mine = 0, ref = strtod(s, NULL);
+	struct json_cursor c;
+	char text[128];
+	size_t len = strlen(s);
 
-	if (json_number(s, strlen(s), &mine))
+	if (json_number(s, len, &mine))
 		ck_abort_msg("%s: json_number failed", s);
 	if (!same_double(mine, ref))
 		ck_abort_msg("%s: %a vs strtod %a", s, mine, ref);
+	if (len > JSON_MAX_NUMBER_LEN) {
+		json_cursor_init(&c, s, len);
+		ck_assert_int_eq(json_cursor_number(&c, &mine), -1);
+		ck_assert_int_eq(c.err, API_INVALID_REQUEST);
+		return;
+	}
+	mine = 0;
+	snprintf(text, sizeof(text), "%s,", s);
+	json_cursor_init(&c, text, len + 1);
+	if (json_cursor_number(&c, &mine))
+		ck_abort_msg("%s: json_cursor_number failed: %s", s, c.why);
+	if (c.i != len || !same_double(mine, ref))
+		ck_abort_msg("%s: cursor %a at %zu vs strtod %a", s, mine, c.i, ref);
+	mine = 0;
+	json_cursor_init(&c, s, len);	/* the number ends the body */
+	if (json_cursor_number(&c, &mine) || c.i != len || !same_double(mine, ref))
+		ck_abort_msg("%s: cursor at the end: %a vs strtod %a", s, mine, ref);
 }
 
 START_TEST(test_number_random_vs_strtod)
