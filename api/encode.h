@@ -21,6 +21,9 @@
 #define ENCODE_BINARY_HIT_BYTES 8
 
 void encode_vec3(struct buf *b, vec3 v);
+/* ,"distance":d,"point":[x,y,z],"normal":[x,y,z] (written in place when the
+ * buffer has room: the same bytes). */
+void encode_dpn(struct buf *b, float distance, vec3 point, vec3 normal);
 
 /* {"name", "version", "vertices", "triangles", "degenerate_triangles",
  * "bounds": {"min", "max"}, "build_ms", "memory_bytes"} */

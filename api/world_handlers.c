@@ -290,12 +290,7 @@ static void encode_hit_fields(struct buf *b, const struct world_shot_hit *h)
 		}
 		buf_puts(b, h->inside ? ",\"inside\":true" : ",\"inside\":false");
 	}
-	PUT_LIT(b, ",\"distance\":");
-	buf_put_float(b, h->t);
-	PUT_LIT(b, ",\"point\":");
-	encode_vec3(b, h->point);
-	PUT_LIT(b, ",\"normal\":");
-	encode_vec3(b, h->normal);
+	encode_dpn(b, h->t, h->point, h->normal);
 }
 
 static void encode_time(struct buf *b, int has, double t)

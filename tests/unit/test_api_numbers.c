@@ -233,6 +233,14 @@ START_TEST(test_hit_in_place_vs_appends)
 			      "in place %s\nappends  %s", fast.data, slow.data);
 		ck_assert_uint_eq(strlen(fast.data), fast.len);
 		buf_release(&slow);
+		/* the distance, point and normal of OBB and world hits too */
+		buf_init(&slow);
+		encode_dpn(&slow, h.distance, h.point, h.normal);
+		fast.len = 0;
+		encode_dpn(&fast, h.distance, h.point, h.normal);
+		ck_assert_msg(fast.len == slow.len && memcmp(fast.data, slow.data, slow.len) == 0,
+			      "in place %s\nappends  %s", fast.data, slow.data);
+		buf_release(&slow);
 	}
 	buf_release(&fast);
 }
@@ -248,7 +256,7 @@ START_TEST(test_hit_cap_in_place_vs_appends)
 
 	for (k = 0; k < 12; k++)
 		gen_hit(&hits[k]);
-	for (limit = 1; limit < 2600; limit += 7) {
+	for (limit = 1; limit < 5000; limit += 7) {
 		struct buf a, b;
 
 		buf_init(&a);
@@ -259,6 +267,8 @@ START_TEST(test_hit_cap_in_place_vs_appends)
 		for (k = 0; k < 12; k++) {
 			encode_mesh_hit(&a, &hits[k], (int)(k & 1));
 			encode_mesh_hit(&b, &hits[k], (int)(k & 1));
+			encode_dpn(&a, hits[k].distance, hits[k].point, hits[k].normal);
+			encode_dpn(&b, hits[k].distance, hits[k].point, hits[k].normal);
 		}
 		ck_assert_int_eq(a.over, b.over);
 		ck_assert_uint_eq(a.len, b.len);
