@@ -34,8 +34,9 @@ static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
 		   const struct query_opts *opts)
 {
 	float dv[3] = { r->dir.x, r->dir.y, r->dir.z };
-	float lo[3] = { m->bvh.lo.x, m->bvh.lo.y, m->bvh.lo.z };
-	float hi[3] = { m->bvh.hi.x, m->bvh.hi.y, m->bvh.hi.z };
+	/* lo then hi: row r as a node's float[6][8] (bvh.h) */
+	float box[6] = { m->bvh.lo.x, m->bvh.lo.y, m->bvh.lo.z,
+			 m->bvh.hi.x, m->bvh.hi.y, m->bvh.hi.z };
 	float tn = 0, tf = r->tmax, jv[3], kv[3];
 	vec3 j, k;
 
@@ -49,7 +50,7 @@ static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
 	q->ov[2] = r->origin.z;
 	for (int a = 0; a < 3; a++) {
 		float t0, t1;
-		int near_lo;
+		int far_lo;
 
 		/* |1/d| capped at 2^126: no inf * 0; the padded boxes keep this
 		 * conservative (bvh.h) */
@@ -57,11 +58,13 @@ static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
 			q->inv[a] = copysignf(0x1p126f, dv[a]);
 		else
 			q->inv[a] = 1.0f / dv[a];
-		near_lo = q->inv[a] >= 0;
-		q->nrow[a] = near_lo ? a : 3 + a;
-		q->frow[a] = near_lo ? 3 + a : a;
-		t0 = ((near_lo ? lo[a] : hi[a]) - q->ov[a]) * q->inv[a];
-		t1 = ((near_lo ? hi[a] : lo[a]) - q->ov[a]) * q->inv[a];
+		/* the near plane is lo unless the ray goes down the axis; picked
+		 * by index, not by branch: the direction is random per ray */
+		far_lo = q->inv[a] < 0;
+		q->nrow[a] = a + 3 * far_lo;
+		q->frow[a] = a + 3 - 3 * far_lo;
+		t0 = (box[q->nrow[a]] - q->ov[a]) * q->inv[a];
+		t1 = (box[q->frow[a]] - q->ov[a]) * q->inv[a];
 		tn = MAXF(tn, t0);
 		tf = MINF(tf, t1 * RC_BOX_SLACK);
 	}

@@ -163,17 +163,39 @@ KFN static int kern_leaf(const struct mesh *m, const struct rq *q, struct collec
 	return 0;
 }
 
+/* The stack entry for child slot c of nd, prefetching an inner node's
+ * lines: it is visited soon. */
+KFN static inline struct kern_stack kern_child(const struct mesh *m, const struct bvh_node *nd,
+					       int c, const float *tn, const float *tf)
+{
+	uint32_t ref = nd->ref[c];
+
+	if (!bvh_ref_count(ref)) {
+		const char *p = (const char *)&m->bvh.nodes[bvh_ref_index(ref)];
+
+		/* the whole node: four or five lines */
+		__builtin_prefetch(p);
+		__builtin_prefetch(p + 64);
+		__builtin_prefetch(p + 128);
+		__builtin_prefetch(p + 192);
+		__builtin_prefetch(p + sizeof(*nd) - 1);
+	}
+	return (struct kern_stack){ bvh_ref_index(ref), bvh_ref_count(ref), tn[c], tf[c] };
+}
+
 /*
- * Walk the BVH nearest child first, leaves feeding cl: the nearest child hit
- * is visited next without going through the stack, the others wait on it
- * sorted far to near. The stack cannot fill (bvh.h bounds the depth); if it
- * ever did, the query starts over as a scan of every primitive, so the
- * answer is never cut short.
+ * Walk the BVH, leaves feeding cl. Closest and all: nearest child first; the
+ * nearest child hit is visited next without going through the stack, the
+ * others wait on it sorted far to near. Any: the children met wait in slot
+ * order, unsorted (the first hit found ends the walk, so sorting would only
+ * cost). The stack cannot fill (bvh.h bounds the depth); if it ever did,
+ * the query starts over as a scan of every primitive, so the answer is
+ * never cut short.
  */
 KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl)
 {
 	struct kern_stack stack[BVH_STACK_MAX];
-	int sp = 0;
+	int sp = 0, any = cl->mode == HIT_ANY;
 	float tcur = q->L;
 	struct kern_stack cur = { 0, 0, 0, q->L };
 
@@ -190,18 +212,41 @@ KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl
 			unsigned mask = kern_node(nd, q, tcur, tn, tf);
 
 			if (mask) {
-				int c = __builtin_ctz(mask);
+				int c = __builtin_ctz(mask), c1;
 
 				mask &= mask - 1;
-				if (mask) {
-					/* two or more: keys of distance bits and slot,
+				if (!mask) {
+					cur = kern_child(m, nd, c, tn, tf);
+					continue;
+				}
+				if (sp + BVH_WIDTH > BVH_STACK_MAX)
+					goto overflow;
+				if (any) {
+					while (mask) {
+						c1 = __builtin_ctz(mask);
+						mask &= mask - 1;
+						stack[sp++] = kern_child(m, nd, c1, tn, tf);
+					}
+					cur = kern_child(m, nd, c, tn, tf);
+					continue;
+				}
+				c1 = __builtin_ctz(mask);
+				mask &= mask - 1;
+				if (!mask) {
+					/* two: the farther waits (equal: the later slot) */
+					int near = tn[c1] < tn[c] ? c1 : c;
+
+					stack[sp++] = kern_child(m, nd, near == c ? c1 : c, tn, tf);
+					cur = kern_child(m, nd, near, tn, tf);
+					continue;
+				}
+				{
+					/* three or more: keys of distance bits and slot,
 					 * sorted far to near onto the stack */
 					uint32_t key[BVH_WIDTH];
-					int no = 0, base = sp;
+					int no = 0;
 
-					mask |= 1u << c;
-					if (sp + BVH_WIDTH > BVH_STACK_MAX)
-						goto overflow;
+					mask |= 1u << c | 1u << c1;
 					while (mask) {
 						uint32_t bits;
 						int p;
@@ -215,29 +260,10 @@ KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl
 							key[p] = key[p - 1];
 						key[p] = bits;
 					}
-					for (int i = 0; i < no - 1; i++) {
-						int ch = (int)(key[i] & 7);
-
-						uint32_t ref = nd->ref[ch];
-
-						stack[base + i] = (struct kern_stack){
-							bvh_ref_index(ref), bvh_ref_count(ref), tn[ch], tf[ch] };
-						if (!bvh_ref_count(ref)) {
-							const char *p = (const char *)&m->bvh.nodes[bvh_ref_index(ref)];
-
-							/* the whole node: four or five lines */
-							__builtin_prefetch(p);
-							__builtin_prefetch(p + 64);
-							__builtin_prefetch(p + 128);
-							__builtin_prefetch(p + 192);
-							__builtin_prefetch(p + sizeof(*nd) - 1);
-						}
-					}
-					sp = base + no - 1;
-					c = (int)(key[no - 1] & 7);
+					for (int i = 0; i < no - 1; i++)
+						stack[sp++] = kern_child(m, nd, (int)(key[i] & 7), tn, tf);
+					cur = kern_child(m, nd, (int)(key[no - 1] & 7), tn, tf);
 				}
-				cur = (struct kern_stack){ bvh_ref_index(nd->ref[c]), bvh_ref_count(nd->ref[c]),
-							   tn[c], tf[c] };
 				continue;
 			}
 		}
