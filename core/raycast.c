@@ -263,6 +263,9 @@ int rc_isa_supported(enum rc_isa isa)
 		return 1;
 	case RC_ISA_AVX2:
 		return __builtin_cpu_supports("avx2");
+	case RC_ISA_AVX512:
+		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") &&
+		       __builtin_cpu_supports("avx512vl");
 #endif
 	default:
 		return 0;
@@ -287,7 +290,8 @@ enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 	if (opts->mode == HIT_ALL && opts->max_hits == 0)
 		return CORE_EINVAL;
 	if (isa == RC_ISA_AUTO)
-		isa = rc_isa_supported(RC_ISA_AVX2) ? RC_ISA_AVX2 :
+		isa = rc_isa_supported(RC_ISA_AVX512) ? RC_ISA_AVX512 :
+		      rc_isa_supported(RC_ISA_AVX2) ? RC_ISA_AVX2 :
 		      rc_isa_supported(RC_ISA_SSE2) ? RC_ISA_SSE2 : RC_ISA_SCALAR;
 	else if (!rc_isa_supported(isa))
 		return CORE_EINVAL;
@@ -304,7 +308,9 @@ enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 			owned = 1;
 		}
 	}
-	if (isa == RC_ISA_AVX2)
+	if (isa == RC_ISA_AVX512)
+		rc_traverse_avx512(m, &q, &cl);
+	else if (isa == RC_ISA_AVX2)
 		rc_traverse_avx2(m, &q, &cl);
 	else if (isa == RC_ISA_SSE2)
 		rc_traverse_sse2(m, &q, &cl);
