@@ -163,8 +163,8 @@ KFN static int kern_leaf(const struct mesh *m, const struct rq *q, struct collec
 	return 0;
 }
 
-/* The stack entry for child slot c of nd, prefetching an inner node's
- * lines: it is visited soon. */
+/* The stack entry for child slot c of nd, prefetching the lines of its
+ * node or of its leaf's primitives: they are read soon. */
 KFN static inline struct kern_stack kern_child(const struct mesh *m, const struct bvh_node *nd,
 					       int c, const float *tn, const float *tf)
 {
@@ -179,6 +179,15 @@ KFN static inline struct kern_stack kern_child(const struct mesh *m, const struc
 		__builtin_prefetch(p + 128);
 		__builtin_prefetch(p + 192);
 		__builtin_prefetch(p + sizeof(*nd) - 1);
+	} else {
+		/* the leaf's primitive blocks */
+		uint32_t first = bvh_ref_index(ref);
+		const char *p = (const char *)&m->prims[first / PRIM_LANES];
+		const char *e = (const char *)&m->prims[(first + bvh_ref_count(ref) - 1) / PRIM_LANES + 1];
+
+		for (; p < e; p += 64)
+			__builtin_prefetch(p);
+		__builtin_prefetch(e - 1);
 	}
 	return (struct kern_stack){ bvh_ref_index(ref), bvh_ref_count(ref), tn[c], tf[c] };
 }
