@@ -27,25 +27,35 @@ struct kern_stack {
 	float tn, tf;
 };
 
+/* The ray as the node test reads it, copied out of struct rq once per
+ * query: locals the compiler may keep in registers across the leaf calls. */
+struct kern_ray {
+	NV o[3], inv[3];
+	int nrow[3], frow[3];
+};
+
 /* Entry and exit distances of the children of nd (exits padded by
- * RC_BOX_SLACK); returns the bits of those met with tnear <= tcur. */
-KFN static inline unsigned kern_node(const struct bvh_node *nd, const struct rq *q, float tcur,
-				     float tn[BVH_WIDTH], float tf[BVH_WIDTH])
+ * RC_BOX_SLACK); returns the bits of those met with tnear <= tcur. The pad
+ * multiplies the least exit once: rounding is monotonic, so this equals
+ * the least of the padded exits. */
+KFN static inline unsigned kern_node(const struct bvh_node *nd, const struct kern_ray *kr,
+				     float tcur, float tn[BVH_WIDTH], float tf[BVH_WIDTH])
 {
 	const float *rows = &nd->lo[0][0];
 	unsigned bits = 0;
 
 	for (int c = 0; c < BVH_WIDTH; c += NLANES) {
-		NV tnear = N_SET1(0), tfar = N_SET1(tcur), slack = N_SET1(RC_BOX_SLACK);
+		NV tnear = N_SET1(0), tfar;
 
 		for (int a = 0; a < 3; a++) {
-			NV o = N_SET1(q->ov[a]), inv = N_SET1(q->inv[a]);
-			NV n = N_LOAD(rows + q->nrow[a] * BVH_WIDTH + c);
-			NV f = N_LOAD(rows + q->frow[a] * BVH_WIDTH + c);
+			NV n = N_LOAD(rows + kr->nrow[a] * BVH_WIDTH + c);
+			NV f = N_MUL(N_SUB(N_LOAD(rows + kr->frow[a] * BVH_WIDTH + c), kr->o[a]),
+				     kr->inv[a]);
 
-			tnear = N_MAX(tnear, N_MUL(N_SUB(n, o), inv));
-			tfar = N_MIN(tfar, N_MUL(N_MUL(N_SUB(f, o), inv), slack));
+			tnear = N_MAX(tnear, N_MUL(N_SUB(n, kr->o[a]), kr->inv[a]));
+			tfar = a ? N_MIN(tfar, f) : f;
 		}
+		tfar = N_MIN(N_SET1(tcur), N_MUL(tfar, N_SET1(RC_BOX_SLACK)));
 		N_STORE(tn + c, tnear);
 		N_STORE(tf + c, tfar);
 		bits |= (unsigned)N_BITS(N_LE(tnear, tfar)) << c;
@@ -180,15 +190,32 @@ KFN static inline struct kern_stack kern_child(const struct mesh *m, const struc
 		__builtin_prefetch(p + 192);
 		__builtin_prefetch(p + sizeof(*nd) - 1);
 	} else {
-		/* the leaf's primitive blocks */
+		/* the leaf's primitive blocks: two or three (at most 8 lines;
+		 * a prefetch past the leaf is harmless) */
 		uint32_t first = bvh_ref_index(ref);
 		const char *p = (const char *)&m->prims[first / PRIM_LANES];
-		const char *e = (const char *)&m->prims[(first + bvh_ref_count(ref) - 1) / PRIM_LANES + 1];
 
-		for (; p < e; p += 64)
-			__builtin_prefetch(p);
-		__builtin_prefetch(e - 1);
+		__builtin_prefetch(p);
+		__builtin_prefetch(p + 64);
+		__builtin_prefetch(p + 128);
+		__builtin_prefetch(p + 192);
+		__builtin_prefetch(p + 256);
+		__builtin_prefetch(p + 319);
+		if (first % PRIM_LANES + bvh_ref_count(ref) > 2 * PRIM_LANES) {
+			__builtin_prefetch(p + 384);
+			__builtin_prefetch(p + 479);
+		}
 	}
+	return (struct kern_stack){ bvh_ref_index(ref), bvh_ref_count(ref), tn[c], tf[c] };
+}
+
+/* The entry for child slot c of nd, visited next: no prefetch, its loads
+ * come at once. */
+KFN static inline struct kern_stack kern_next(const struct bvh_node *nd, int c, const float *tn,
+					      const float *tf)
+{
+	uint32_t ref = nd->ref[c];
+
 	return (struct kern_stack){ bvh_ref_index(ref), bvh_ref_count(ref), tn[c], tf[c] };
 }
 
@@ -207,6 +234,14 @@ KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl
 	int sp = 0, any = cl->mode == HIT_ANY;
 	float tcur = q->L;
 	struct kern_stack cur = { 0, 0, 0, q->L };
+	struct kern_ray kr;
+
+	for (int a = 0; a < 3; a++) {
+		kr.o[a] = N_SET1(q->ov[a]);
+		kr.inv[a] = N_SET1(q->inv[a]);
+		kr.nrow[a] = q->nrow[a];
+		kr.frow[a] = q->frow[a];
+	}
 
 	for (;;) {
 		if (cur.count) {
@@ -218,14 +253,14 @@ KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl
 		} else {
 			const struct bvh_node *nd = &m->bvh.nodes[cur.child];
 			float tn[BVH_WIDTH], tf[BVH_WIDTH];
-			unsigned mask = kern_node(nd, q, tcur, tn, tf);
+			unsigned mask = kern_node(nd, &kr, tcur, tn, tf);
 
 			if (mask) {
 				int c = __builtin_ctz(mask), c1;
 
 				mask &= mask - 1;
 				if (!mask) {
-					cur = kern_child(m, nd, c, tn, tf);
+					cur = kern_next(nd, c, tn, tf);
 					continue;
 				}
 				if (sp + BVH_WIDTH > BVH_STACK_MAX)
@@ -236,7 +271,7 @@ KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl
 						mask &= mask - 1;
 						stack[sp++] = kern_child(m, nd, c1, tn, tf);
 					}
-					cur = kern_child(m, nd, c, tn, tf);
+					cur = kern_next(nd, c, tn, tf);
 					continue;
 				}
 				c1 = __builtin_ctz(mask);
@@ -246,7 +281,7 @@ KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl
 					int near = tn[c1] < tn[c] ? c1 : c;
 
 					stack[sp++] = kern_child(m, nd, near == c ? c1 : c, tn, tf);
-					cur = kern_child(m, nd, near, tn, tf);
+					cur = kern_next(nd, near, tn, tf);
 					continue;
 				}
 				{
@@ -271,7 +306,7 @@ KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl
 					}
 					for (int i = 0; i < no - 1; i++)
 						stack[sp++] = kern_child(m, nd, (int)(key[i] & 7), tn, tf);
-					cur = kern_child(m, nd, (int)(key[no - 1] & 7), tn, tf);
+					cur = kern_next(nd, (int)(key[no - 1] & 7), tn, tf);
 				}
 				continue;
 			}
