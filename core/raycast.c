@@ -15,9 +15,10 @@
  * therefore exact for the float ray and float vertices, and a ray aimed at an
  * edge or vertex shared by two triangles cannot slip between them.
  *
- * Kernels: one lane (reference), SSE2 (four lanes, every x86-64) and AVX2
- * (eight, when __builtin_cpu_supports says so). They perform the same float
- * operations, so their answers are bit-identical; the tests check that.
+ * Kernels: one lane (reference), SSE2 (four lanes, every x86-64), AVX2
+ * (eight, when __builtin_cpu_supports says so) and the AVX2 code built for
+ * AVX-512VL (its 32 registers). They perform the same float operations, so
+ * their answers are bit-identical; the tests check that.
  */
 #include <float.h>
 #include <math.h>
