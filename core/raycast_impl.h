@@ -1,7 +1,7 @@
 /* raycast_impl.h - what the ray query shares between raycast.c (setup,
  * collection, the exact fallback, dispatch) and its traversal kernels
- * (raycast_scalar.c, raycast_sse2.c, raycast_avx2.c, raycast_avx512.c, one template:
- * raycast_kern.h). Internal to core/ and the unit tests.
+ * (raycast_scalar.c, raycast_sse2.c, raycast_avx2.c, raycast_avx512.c, all
+ * one template: raycast_kern.h). Internal to core/ and the unit tests.
  */
 #ifndef CORE_RAYCAST_IMPL_H
 #define CORE_RAYCAST_IMPL_H

@@ -1,6 +1,7 @@
 /* raycast_kern.h - the BVH traversal and the float leaf test, written once
  * over a vector type and compiled per instruction set: raycast_scalar.c (one
- * lane), raycast_sse2.c (four), raycast_avx2.c (eight). Every lane performs
+ * lane), raycast_sse2.c (four), raycast_avx2.c (eight; raycast_avx512.c
+ * builds it again for AVX-512VL). Every lane performs
  * the same float operations in the same order as every other
  * instantiation, so all kernels give bit-identical answers.
  *
