@@ -55,6 +55,22 @@ static int new_node(struct builder *bd, uint32_t *out)
 	return 0;
 }
 
+/* A copy of the n nodes at src on a cache-line boundary (an allocation
+ * from malloc starts 16 bytes into a line, so every other 224-byte node
+ * would span five lines instead of four), or NULL when out of memory. */
+static struct bvh_node *nodes_aligned(const struct bvh_node *src, size_t n, size_t cap)
+{
+	size_t bytes = cap * sizeof(*src);
+	struct bvh_node *dst;
+
+	if (cap > SIZE_MAX / sizeof(*src) - 1)
+		return NULL;
+	dst = aligned_alloc(64, (bytes + 63) / 64 * 64);
+	if (dst && n)
+		memcpy(dst, src, n * sizeof(*src));
+	return dst;
+}
+
 static void set_child(struct bvh_node *nd, int s, const struct box *b, uint32_t child,
 		      uint32_t count)
 {
@@ -293,11 +309,12 @@ static int build_deferred(struct builder *main, struct tasks *jobs, int nthreads
 	if (!rc && (total > UINT32_MAX || total > SIZE_MAX / sizeof(*main->nodes)))
 		rc = 1;
 	if (!rc) {
-		struct bvh_node *nn = realloc(main->nodes, total * sizeof(*nn));
+		struct bvh_node *nn = nodes_aligned(main->nodes, main->nnodes, total);
 
 		if (!nn) {
 			rc = 1;
 		} else {
+			free(main->nodes);
 			main->nodes = nn;
 			main->cap = total;
 		}
@@ -358,11 +375,22 @@ enum core_result bvh_build(struct bvh_prim *p, size_t n, int threads, struct bvh
 		goto out_nomem;
 	free(stack.v);
 	free(jobs.v);
-	{
-		struct bvh_node *shrunk = realloc(bd.nodes, bd.nnodes * sizeof(*shrunk));
+	if (!jobs.n) {
+		/* one thread: the growing array to an exact, aligned one
+		 * (build_deferred already made its merged array so) */
+		struct bvh_node *al = nodes_aligned(bd.nodes, bd.nnodes, bd.nnodes);
 
-		out->nodes = shrunk ? shrunk : bd.nodes;
+		if (al) {
+			free(bd.nodes);
+			bd.nodes = al;
+		} else {
+			struct bvh_node *shrunk = realloc(bd.nodes, bd.nnodes * sizeof(*shrunk));
+
+			if (shrunk)
+				bd.nodes = shrunk;	/* unaligned but exact: still correct */
+		}
 	}
+	out->nodes = bd.nodes;
 	out->nnodes = bd.nnodes;
 	out->depth = bd.depth;
 	out->lo = v3(pad_down(root.r.bounds.lo[0]), pad_down(root.r.bounds.lo[1]),

@@ -15,9 +15,10 @@
  * therefore exact for the float ray and float vertices, and a ray aimed at an
  * edge or vertex shared by two triangles cannot slip between them.
  *
- * Kernels: one lane (reference), SSE2 (four lanes, every x86-64) and AVX2
- * (eight, when __builtin_cpu_supports says so). They perform the same float
- * operations, so their answers are bit-identical; the tests check that.
+ * Kernels: one lane (reference), SSE2 (four lanes, every x86-64), AVX2
+ * (eight, when __builtin_cpu_supports says so) and the AVX2 code built for
+ * AVX-512VL (its 32 registers). They perform the same float operations, so
+ * their answers are bit-identical; the tests check that.
  */
 #include <float.h>
 #include <math.h>
@@ -34,8 +35,9 @@ static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
 		   const struct query_opts *opts)
 {
 	float dv[3] = { r->dir.x, r->dir.y, r->dir.z };
-	float lo[3] = { m->bvh.lo.x, m->bvh.lo.y, m->bvh.lo.z };
-	float hi[3] = { m->bvh.hi.x, m->bvh.hi.y, m->bvh.hi.z };
+	/* lo then hi: row r as a node's float[6][8] (bvh.h) */
+	float box[6] = { m->bvh.lo.x, m->bvh.lo.y, m->bvh.lo.z,
+			 m->bvh.hi.x, m->bvh.hi.y, m->bvh.hi.z };
 	float tn = 0, tf = r->tmax, jv[3], kv[3];
 	vec3 j, k;
 
@@ -49,7 +51,7 @@ static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
 	q->ov[2] = r->origin.z;
 	for (int a = 0; a < 3; a++) {
 		float t0, t1;
-		int near_lo;
+		int far_lo;
 
 		/* |1/d| capped at 2^126: no inf * 0; the padded boxes keep this
 		 * conservative (bvh.h) */
@@ -57,11 +59,13 @@ static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
 			q->inv[a] = copysignf(0x1p126f, dv[a]);
 		else
 			q->inv[a] = 1.0f / dv[a];
-		near_lo = q->inv[a] >= 0;
-		q->nrow[a] = near_lo ? a : 3 + a;
-		q->frow[a] = near_lo ? 3 + a : a;
-		t0 = ((near_lo ? lo[a] : hi[a]) - q->ov[a]) * q->inv[a];
-		t1 = ((near_lo ? hi[a] : lo[a]) - q->ov[a]) * q->inv[a];
+		/* the near plane is lo unless the ray goes down the axis; picked
+		 * by index, not by branch: the direction is random per ray */
+		far_lo = q->inv[a] < 0;
+		q->nrow[a] = a + 3 * far_lo;
+		q->frow[a] = a + 3 - 3 * far_lo;
+		t0 = (box[q->nrow[a]] - q->ov[a]) * q->inv[a];
+		t1 = (box[q->frow[a]] - q->ov[a]) * q->inv[a];
 		tn = MAXF(tn, t0);
 		tf = MINF(tf, t1 * RC_BOX_SLACK);
 	}
@@ -260,6 +264,9 @@ int rc_isa_supported(enum rc_isa isa)
 		return 1;
 	case RC_ISA_AVX2:
 		return __builtin_cpu_supports("avx2");
+	case RC_ISA_AVX512:
+		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") &&
+		       __builtin_cpu_supports("avx512vl");
 #endif
 	default:
 		return 0;
@@ -284,7 +291,8 @@ enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 	if (opts->mode == HIT_ALL && opts->max_hits == 0)
 		return CORE_EINVAL;
 	if (isa == RC_ISA_AUTO)
-		isa = rc_isa_supported(RC_ISA_AVX2) ? RC_ISA_AVX2 :
+		isa = rc_isa_supported(RC_ISA_AVX512) ? RC_ISA_AVX512 :
+		      rc_isa_supported(RC_ISA_AVX2) ? RC_ISA_AVX2 :
 		      rc_isa_supported(RC_ISA_SSE2) ? RC_ISA_SSE2 : RC_ISA_SCALAR;
 	else if (!rc_isa_supported(isa))
 		return CORE_EINVAL;
@@ -301,7 +309,9 @@ enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 			owned = 1;
 		}
 	}
-	if (isa == RC_ISA_AVX2)
+	if (isa == RC_ISA_AVX512)
+		rc_traverse_avx512(m, &q, &cl);
+	else if (isa == RC_ISA_AVX2)
 		rc_traverse_avx2(m, &q, &cl);
 	else if (isa == RC_ISA_SSE2)
 		rc_traverse_sse2(m, &q, &cl);

@@ -2,18 +2,26 @@
  * time): a whole node at once, two leaf blocks (eight triangles) at once.
  * Compiled for any x86-64: only these functions carry the avx2 target, and
  * raycast.c calls them only when the CPU has it. No FMA: the error bounds
- * count separate roundings, and every kernel must round alike. */
+ * count separate roundings, and every kernel must round alike.
+ * raycast_avx512.c includes this file with KFN and TRAVERSE set: the same
+ * eight lanes with AVX-512VL's 32 registers. */
 #include <math.h>
 
 #include "raycast_impl.h"
 
+#ifndef TRAVERSE_FALLBACK
+#define TRAVERSE_FALLBACK rc_traverse_avx2
+#endif
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
+#ifndef KFN
 #define KFN __attribute__((target("avx2")))
+#define TRAVERSE rc_traverse_avx2
+#endif
 #define LANES 8
 #define NLANES 8
-#define TRAVERSE rc_traverse_avx2
 
 typedef __m256 V;
 typedef __m256 M;
@@ -81,7 +89,7 @@ typedef __m256 NV;
 #include "raycast_kern.h"
 
 #else
-void rc_traverse_avx2(const struct mesh *m, const struct rq *q, struct collector *cl)
+void TRAVERSE_FALLBACK(const struct mesh *m, const struct rq *q, struct collector *cl)
 {
 	rc_traverse_scalar(m, q, cl);
 }

@@ -1,7 +1,7 @@
 /* raycast_impl.h - what the ray query shares between raycast.c (setup,
  * collection, the exact fallback, dispatch) and its traversal kernels
- * (raycast_scalar.c, raycast_sse2.c, raycast_avx2.c, all one template:
- * raycast_kern.h). Internal to core/ and the unit tests.
+ * (raycast_scalar.c, raycast_sse2.c, raycast_avx2.c, raycast_avx512.c, all
+ * one template: raycast_kern.h). Internal to core/ and the unit tests.
  */
 #ifndef CORE_RAYCAST_IMPL_H
 #define CORE_RAYCAST_IMPL_H
@@ -68,8 +68,9 @@ void rc_collector_reset(struct collector *cl);
 void rc_traverse_scalar(const struct mesh *m, const struct rq *q, struct collector *cl);
 void rc_traverse_sse2(const struct mesh *m, const struct rq *q, struct collector *cl);
 void rc_traverse_avx2(const struct mesh *m, const struct rq *q, struct collector *cl);
+void rc_traverse_avx512(const struct mesh *m, const struct rq *q, struct collector *cl);
 
-enum rc_isa { RC_ISA_AUTO, RC_ISA_SCALAR, RC_ISA_SSE2, RC_ISA_AVX2 };
+enum rc_isa { RC_ISA_AUTO, RC_ISA_SCALAR, RC_ISA_SSE2, RC_ISA_AVX2, RC_ISA_AVX512 };
 
 /* 1 when this CPU runs isa's kernel (AUTO and SCALAR: always). */
 int rc_isa_supported(enum rc_isa isa);

@@ -1,6 +1,7 @@
 /* raycast_kern.h - the BVH traversal and the float leaf test, written once
  * over a vector type and compiled per instruction set: raycast_scalar.c (one
- * lane), raycast_sse2.c (four), raycast_avx2.c (eight). Every lane performs
+ * lane), raycast_sse2.c (four), raycast_avx2.c (eight; raycast_avx512.c
+ * builds it again for AVX-512VL). Every lane performs
  * the same float operations in the same order as every other
  * instantiation, so all kernels give bit-identical answers.
  *
@@ -27,25 +28,35 @@ struct kern_stack {
 	float tn, tf;
 };
 
+/* The ray as the node test reads it, copied out of struct rq once per
+ * query: locals the compiler may keep in registers across the leaf calls. */
+struct kern_ray {
+	NV o[3], inv[3];
+	int nrow[3], frow[3];
+};
+
 /* Entry and exit distances of the children of nd (exits padded by
- * RC_BOX_SLACK); returns the bits of those met with tnear <= tcur. */
-KFN static inline unsigned kern_node(const struct bvh_node *nd, const struct rq *q, float tcur,
-				     float tn[BVH_WIDTH], float tf[BVH_WIDTH])
+ * RC_BOX_SLACK); returns the bits of those met with tnear <= tcur. The pad
+ * multiplies the least exit once: rounding is monotonic, so this equals
+ * the least of the padded exits. */
+KFN static inline unsigned kern_node(const struct bvh_node *nd, const struct kern_ray *kr,
+				     float tcur, float tn[BVH_WIDTH], float tf[BVH_WIDTH])
 {
 	const float *rows = &nd->lo[0][0];
 	unsigned bits = 0;
 
 	for (int c = 0; c < BVH_WIDTH; c += NLANES) {
-		NV tnear = N_SET1(0), tfar = N_SET1(tcur), slack = N_SET1(RC_BOX_SLACK);
+		NV tnear = N_SET1(0), tfar;
 
 		for (int a = 0; a < 3; a++) {
-			NV o = N_SET1(q->ov[a]), inv = N_SET1(q->inv[a]);
-			NV n = N_LOAD(rows + q->nrow[a] * BVH_WIDTH + c);
-			NV f = N_LOAD(rows + q->frow[a] * BVH_WIDTH + c);
+			NV n = N_LOAD(rows + kr->nrow[a] * BVH_WIDTH + c);
+			NV f = N_MUL(N_SUB(N_LOAD(rows + kr->frow[a] * BVH_WIDTH + c), kr->o[a]),
+				     kr->inv[a]);
 
-			tnear = N_MAX(tnear, N_MUL(N_SUB(n, o), inv));
-			tfar = N_MIN(tfar, N_MUL(N_MUL(N_SUB(f, o), inv), slack));
+			tnear = N_MAX(tnear, N_MUL(N_SUB(n, kr->o[a]), kr->inv[a]));
+			tfar = a ? N_MIN(tfar, f) : f;
 		}
+		tfar = N_MIN(N_SET1(tcur), N_MUL(tfar, N_SET1(RC_BOX_SLACK)));
 		N_STORE(tn + c, tnear);
 		N_STORE(tf + c, tfar);
 		bits |= (unsigned)N_BITS(N_LE(tnear, tfar)) << c;
@@ -163,19 +174,75 @@ KFN static int kern_leaf(const struct mesh *m, const struct rq *q, struct collec
 	return 0;
 }
 
+/* The stack entry for child slot c of nd, prefetching the lines of its
+ * node or of its leaf's primitives: they are read soon. */
+KFN static inline struct kern_stack kern_child(const struct mesh *m, const struct bvh_node *nd,
+					       int c, const float *tn, const float *tf)
+{
+	uint32_t ref = nd->ref[c];
+
+	if (!bvh_ref_count(ref)) {
+		const char *p = (const char *)&m->bvh.nodes[bvh_ref_index(ref)];
+
+		/* the whole node: four or five lines */
+		__builtin_prefetch(p);
+		__builtin_prefetch(p + 64);
+		__builtin_prefetch(p + 128);
+		__builtin_prefetch(p + 192);
+		__builtin_prefetch(p + sizeof(*nd) - 1);
+	} else {
+		/* the leaf's primitive blocks: two or three (at most 8 lines;
+		 * a prefetch past the leaf is harmless) */
+		uint32_t first = bvh_ref_index(ref);
+		const char *p = (const char *)&m->prims[first / PRIM_LANES];
+
+		__builtin_prefetch(p);
+		__builtin_prefetch(p + 64);
+		__builtin_prefetch(p + 128);
+		__builtin_prefetch(p + 192);
+		__builtin_prefetch(p + 256);
+		__builtin_prefetch(p + 319);
+		if (first % PRIM_LANES + bvh_ref_count(ref) > 2 * PRIM_LANES) {
+			__builtin_prefetch(p + 384);
+			__builtin_prefetch(p + 479);
+		}
+	}
+	return (struct kern_stack){ bvh_ref_index(ref), bvh_ref_count(ref), tn[c], tf[c] };
+}
+
+/* The entry for child slot c of nd, visited next: no prefetch, its loads
+ * come at once. */
+KFN static inline struct kern_stack kern_next(const struct bvh_node *nd, int c, const float *tn,
+					      const float *tf)
+{
+	uint32_t ref = nd->ref[c];
+
+	return (struct kern_stack){ bvh_ref_index(ref), bvh_ref_count(ref), tn[c], tf[c] };
+}
+
 /*
- * Walk the BVH nearest child first, leaves feeding cl: the nearest child hit
- * is visited next without going through the stack, the others wait on it
- * sorted far to near. The stack cannot fill (bvh.h bounds the depth); if it
- * ever did, the query starts over as a scan of every primitive, so the
- * answer is never cut short.
+ * Walk the BVH, leaves feeding cl. Closest and all: nearest child first; the
+ * nearest child hit is visited next without going through the stack, the
+ * others wait on it sorted far to near. Any: the children met wait in slot
+ * order, unsorted (the first hit found ends the walk, so sorting would only
+ * cost). The stack cannot fill (bvh.h bounds the depth); if it ever did,
+ * the query starts over as a scan of every primitive, so the answer is
+ * never cut short.
  */
 KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl)
 {
 	struct kern_stack stack[BVH_STACK_MAX];
-	int sp = 0;
+	int sp = 0, any = cl->mode == HIT_ANY;
 	float tcur = q->L;
 	struct kern_stack cur = { 0, 0, 0, q->L };
+	struct kern_ray kr;
+
+	for (int a = 0; a < 3; a++) {
+		kr.o[a] = N_SET1(q->ov[a]);
+		kr.inv[a] = N_SET1(q->inv[a]);
+		kr.nrow[a] = q->nrow[a];
+		kr.frow[a] = q->frow[a];
+	}
 
 	for (;;) {
 		if (cur.count) {
@@ -187,21 +254,44 @@ KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl
 		} else {
 			const struct bvh_node *nd = &m->bvh.nodes[cur.child];
 			float tn[BVH_WIDTH], tf[BVH_WIDTH];
-			unsigned mask = kern_node(nd, q, tcur, tn, tf);
+			unsigned mask = kern_node(nd, &kr, tcur, tn, tf);
 
 			if (mask) {
-				int c = __builtin_ctz(mask);
+				int c = __builtin_ctz(mask), c1;
 
 				mask &= mask - 1;
-				if (mask) {
-					/* two or more: keys of distance bits and slot,
+				if (!mask) {
+					cur = kern_next(nd, c, tn, tf);
+					continue;
+				}
+				if (sp + BVH_WIDTH > BVH_STACK_MAX)
+					goto overflow;
+				if (any) {
+					while (mask) {
+						c1 = __builtin_ctz(mask);
+						mask &= mask - 1;
+						stack[sp++] = kern_child(m, nd, c1, tn, tf);
+					}
+					cur = kern_next(nd, c, tn, tf);
+					continue;
+				}
+				c1 = __builtin_ctz(mask);
+				mask &= mask - 1;
+				if (!mask) {
+					/* two: the farther waits (equal: the later slot) */
+					int near = tn[c1] < tn[c] ? c1 : c;
+
+					stack[sp++] = kern_child(m, nd, near == c ? c1 : c, tn, tf);
+					cur = kern_next(nd, near, tn, tf);
+					continue;
+				}
+				{
+					/* three or more: keys of distance bits and slot,
 					 * sorted far to near onto the stack */
 					uint32_t key[BVH_WIDTH];
-					int no = 0, base = sp;
+					int no = 0;
 
-					mask |= 1u << c;
-					if (sp + BVH_WIDTH > BVH_STACK_MAX)
-						goto overflow;
+					mask |= 1u << c | 1u << c1;
 					while (mask) {
 						uint32_t bits;
 						int p;
@@ -215,29 +305,10 @@ KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl
 							key[p] = key[p - 1];
 						key[p] = bits;
 					}
-					for (int i = 0; i < no - 1; i++) {
-						int ch = (int)(key[i] & 7);
-
-						uint32_t ref = nd->ref[ch];
-
-						stack[base + i] = (struct kern_stack){
-							bvh_ref_index(ref), bvh_ref_count(ref), tn[ch], tf[ch] };
-						if (!bvh_ref_count(ref)) {
-							const char *p = (const char *)&m->bvh.nodes[bvh_ref_index(ref)];
-
-							/* the whole node: four or five lines */
-							__builtin_prefetch(p);
-							__builtin_prefetch(p + 64);
-							__builtin_prefetch(p + 128);
-							__builtin_prefetch(p + 192);
-							__builtin_prefetch(p + sizeof(*nd) - 1);
-						}
-					}
-					sp = base + no - 1;
-					c = (int)(key[no - 1] & 7);
+					for (int i = 0; i < no - 1; i++)
+						stack[sp++] = kern_child(m, nd, (int)(key[i] & 7), tn, tf);
+					cur = kern_next(nd, (int)(key[no - 1] & 7), tn, tf);
 				}
-				cur = (struct kern_stack){ bvh_ref_index(nd->ref[c]), bvh_ref_count(nd->ref[c]),
-							   tn[c], tf[c] };
 				continue;
 			}
 		}

@@ -17,7 +17,7 @@
 #include "raycast_impl.h"
 #include "testgeom.h"
 
-static const enum rc_isa kernels[] = { RC_ISA_SCALAR, RC_ISA_SSE2, RC_ISA_AVX2 };
+static const enum rc_isa kernels[] = { RC_ISA_SCALAR, RC_ISA_SSE2, RC_ISA_AVX2, RC_ISA_AVX512 };
 #define NKERNELS (sizeof(kernels) / sizeof(kernels[0]))
 
 static struct mesh *build(const struct tmesh *t)
