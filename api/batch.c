@@ -8,6 +8,8 @@
 
 #include "batch.h"
 
+/* A split batch is cut into at most this many chunks per thread. */
+#define BATCH_CHUNKS_PER_THREAD 4
 /* Scratch of this size or less lives on the stack of an unsplit batch. */
 #define STACK_SCRATCH 1024
 
@@ -229,9 +231,12 @@ enum core_result batch_run(struct batch_pool *pool, const struct batch_job *job,
 	*failed = 0;
 	split_min = job->split_min ? job->split_min : BATCH_SPLIT_MIN;
 	if (pool && job->n >= split_min) {
+		/* a few chunks per thread, taken from one queue: a worker that
+		 * wakes late (a futex wake-up takes a while on a virtual
+		 * machine) still gets a share instead of the caller doing all */
 		nchunks = job->n / (split_min / 4 ? split_min / 4 : 1);
-		if (nchunks > (size_t)pool->nthreads + 1)
-			nchunks = (size_t)pool->nthreads + 1;
+		if (nchunks > BATCH_CHUNKS_PER_THREAD * ((size_t)pool->nthreads + 1))
+			nchunks = BATCH_CHUNKS_PER_THREAD * ((size_t)pool->nthreads + 1);
 	}
 	if (job->framing == BATCH_JSON)
 		buf_puts(out, "{\"results\":[");
