@@ -2,14 +2,19 @@
  * across worker threads in contiguous chunks joined in order. */
 #include <pthread.h>
 #include <stdalign.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "batch.h"
 
 /* A split batch is cut into at most this many chunks per thread. */
 #define BATCH_CHUNKS_PER_THREAD 4
+/* A worker woken by batch_pool_warm() waits this long for chunks, spinning,
+ * before it sleeps again. */
+#define WARM_SPIN_NS 1000000L
 /* Scratch of this size or less lives on the stack of an unsplit batch. */
 #define STACK_SCRATCH 1024
 
@@ -35,7 +40,9 @@ struct batch_pool {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct chunk *head, *tail;
-	int stop;
+	atomic_size_t queued;		/* chunks in the queue, read while spinning */
+	unsigned warm;			/* workers asked to wake and spin (under mu) */
+	atomic_int stop;
 	unsigned nthreads;
 	pthread_t *threads;
 };
@@ -67,22 +74,50 @@ static void chunk_finish(struct chunk *c)
 	pthread_mutex_unlock(&c->sync->mu);
 }
 
-/* The next queued chunk, or NULL (wait: block until one comes or stop). */
-static struct chunk *pool_pop(struct batch_pool *p, int wait)
+/* The next queued chunk, or NULL (none queued). Under p->mu. */
+static struct chunk *pop_locked(struct batch_pool *p)
 {
-	struct chunk *c;
+	struct chunk *c = p->head;
 
-	pthread_mutex_lock(&p->mu);
-	while (wait && !p->head && !p->stop)
-		pthread_cond_wait(&p->cv, &p->mu);
-	c = p->head;
 	if (c) {
 		p->head = c->next;
 		if (!p->head)
 			p->tail = NULL;
+		atomic_fetch_sub(&p->queued, 1);
 	}
+	return c;
+}
+
+/* The next queued chunk, or NULL (none queued). */
+static struct chunk *pool_pop(struct batch_pool *p)
+{
+	struct chunk *c;
+
+	pthread_mutex_lock(&p->mu);
+	c = pop_locked(p);
 	pthread_mutex_unlock(&p->mu);
 	return c;
+}
+
+static long elapsed_ns(const struct timespec *since)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - since->tv_sec) * 1000000000L + (t.tv_nsec - since->tv_nsec);
+}
+
+/* Spin until a chunk is queued, the pool stops or WARM_SPIN_NS pass. */
+static void spin_for_work(struct batch_pool *p)
+{
+	struct timespec t0;
+	unsigned k = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!atomic_load_explicit(&p->queued, memory_order_relaxed) &&
+	       !atomic_load_explicit(&p->stop, memory_order_relaxed))
+		if (++k % 64 == 0 && elapsed_ns(&t0) > WARM_SPIN_NS)
+			return;
 }
 
 static void *worker(void *arg)
@@ -90,11 +125,35 @@ static void *worker(void *arg)
 	struct batch_pool *p = arg;
 	struct chunk *c;
 
-	while ((c = pool_pop(p, 1)) != NULL) {
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		while (!p->head && !p->stop && !p->warm)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->stop) {
+			pthread_mutex_unlock(&p->mu);
+			return NULL;
+		}
+		c = pop_locked(p);
+		if (!c)
+			p->warm--;	/* woken early: chunks are on their way */
+		pthread_mutex_unlock(&p->mu);
+		if (!c) {
+			spin_for_work(p);
+			continue;
+		}
 		chunk_run(c);
 		chunk_finish(c);
 	}
-	return NULL;
+}
+
+void batch_pool_warm(struct batch_pool *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->warm = p->nthreads;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
 }
 
 struct batch_pool *batch_pool_create(unsigned threads)
@@ -107,6 +166,8 @@ struct batch_pool *batch_pool_create(unsigned threads)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
+	atomic_init(&p->queued, 0);
+	atomic_init(&p->stop, 0);
 	p->threads = calloc(threads, sizeof(*p->threads));
 	if (!p->threads || pthread_mutex_init(&p->mu, NULL)) {
 		free(p->threads);
@@ -190,10 +251,11 @@ static enum core_result run_split(struct batch_pool *p, const struct batch_job *
 			p->head = &ch[k];
 		p->tail = &ch[k];
 	}
+	atomic_fetch_add(&p->queued, nchunks - 1);
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	chunk_run(&ch[0]);
-	while ((c = pool_pop(p, 0)) != NULL) {
+	while ((c = pool_pop(p)) != NULL) {
 		chunk_run(c);
 		chunk_finish(c);
 	}

@@ -206,6 +206,12 @@ struct json_endpoint {
 	int mesh_in_path;		/* the mesh is {name}; else the body's "mesh" (if any) */
 };
 
+/* Bodies from which a batch will likely be split (BATCH_SPLIT_MIN rays:
+ * about 60 bytes of JSON or 28 binary bytes each): the pool is woken
+ * before the body is parsed (batch_pool_warm). */
+#define QUERY_WARM_JSON_BYTES ((size_t)BATCH_SPLIT_MIN * 60)
+#define QUERY_WARM_BINARY_BYTES ((size_t)BATCH_SPLIT_MIN * 28)
+
 /* Parse, decode, answer, release: a JSON query body to its answer. */
 static void api_json_query(const struct api_ctx *ctx, const struct api_request *req,
 			   const struct api_match *m, struct api_response *resp,
@@ -217,6 +223,8 @@ static void api_json_query(const struct api_ctx *ctx, const struct api_request *
 	cJSON *root;
 
 	resp->ray_kind = ep->ray_kind;
+	if (req->body_len >= QUERY_WARM_JSON_BYTES)	/* the workers wake while it parses */
+		batch_pool_warm(ctx->pool);
 	if (api_json_parse_in(req->body, req->body_len, &arena, &root, &f) ||
 	    ep->decode(root, &ctx->limits, &q, &f)) {
 		api_respond_fail(resp, &f);
@@ -246,6 +254,8 @@ void handle_mesh_raycast(const struct api_ctx *ctx, const struct api_request *re
 		return;
 	}
 	resp->ray_kind = "mesh_ray";
+	if (req->body_len >= QUERY_WARM_BINARY_BYTES)
+		batch_pool_warm(ctx->pool);
 	if (decode_binary_rays(req->body, req->body_len, req->args, &ctx->limits, &q, &f)) {
 		api_respond_fail(resp, &f);
 		return;

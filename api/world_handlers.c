@@ -15,6 +15,9 @@
 /* A world shot costs a few microseconds (rewind, entities, the level): a
  * batch of 256 is worth splitting over the worker threads (batch.h). */
 #define WORLD_SPLIT_MIN 256
+/* A shot is 60 bytes of JSON or more: from this body size the batch will
+ * likely be split, and the pool is woken before the body is parsed. */
+#define WORLD_WARM_BYTES ((size_t)WORLD_SPLIT_MIN * 60)
 
 static void put_str(struct buf *b, const char *s)
 {
@@ -387,6 +390,8 @@ static void world_query(const struct api_ctx *ctx, const struct api_request *req
 	size_t bad = 0, failed = 0;
 	int k;
 
+	if (req->body_len >= WORLD_WARM_BYTES)	/* the workers wake while it parses */
+		batch_pool_warm(ctx->pool);
 	root = parse(req, &arena, resp);
 	if (!root)
 		goto out_release_arena;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "batch.h"
 
@@ -117,6 +118,31 @@ START_TEST(same_bytes_any_threads)
 }
 END_TEST
 
+/* batch_pool_warm: workers woken early spin, then take the chunks of the
+ * next batch (same bytes) or go back to sleep; a pool warmed and destroyed
+ * at once joins; NULL is fine. */
+START_TEST(warm_then_run)
+{
+	struct batch_pool *pool = batch_pool_create(3);
+	int k;
+
+	batch_pool_warm(NULL);
+	for (k = 0; k < 20; k++) {
+		batch_pool_warm(pool);
+		run_split_case(pool, 1000, BATCH_JSON, 8, k % 2 ? 256 : 64);
+	}
+	batch_pool_warm(pool);
+	usleep(3000);	/* past the spin: asleep again, and still answering */
+	run_split_case(pool, 5000, BATCH_BINARY, 24, 0);
+	batch_pool_warm(pool);
+	batch_pool_destroy(pool);
+	pool = batch_pool_create(2);
+	batch_pool_warm(pool);
+	usleep(200);
+	batch_pool_destroy(pool);
+}
+END_TEST
+
 START_TEST(first_failure_reported)
 {
 	struct batch_pool *pool = batch_pool_create(3);
@@ -150,6 +176,7 @@ static Suite *batch_suite(void)
 	tcase_set_timeout(tc, 20);	/* sanitizer builds on a loaded machine */
 	tcase_add_loop_test(tc, same_bytes_any_threads, 0, 5);
 	tcase_add_test(tc, first_failure_reported);
+	tcase_add_test(tc, warm_then_run);
 	suite_add_tcase(s, tc);
 	return s;
 }
