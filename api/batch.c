@@ -146,12 +146,30 @@ static void *worker(void *arg)
 	}
 }
 
-void batch_pool_warm(struct batch_pool *p)
+/* How many chunks batch_run cuts n items into (1: not split). A few per
+ * thread, taken from one queue: a worker that wakes late still gets a share
+ * instead of the caller doing all. */
+static size_t split_chunks(const struct batch_pool *p, size_t n, size_t split_min)
 {
-	if (!p)
+	size_t nchunks, most;
+
+	if (!split_min)
+		split_min = BATCH_SPLIT_MIN;
+	if (!p || n < split_min)
+		return 1;
+	nchunks = n / (split_min / 4 ? split_min / 4 : 1);
+	most = BATCH_CHUNKS_PER_THREAD * ((size_t)p->nthreads + 1);
+	return nchunks < most ? nchunks : most;
+}
+
+void batch_pool_warm(struct batch_pool *p, size_t items, size_t split_min)
+{
+	size_t wake = split_chunks(p, items, split_min) - 1;	/* the caller runs one */
+
+	if (!wake)
 		return;
 	pthread_mutex_lock(&p->mu);
-	p->warm = p->nthreads;
+	p->warm = wake < p->nthreads ? (unsigned)wake : p->nthreads;
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 }
@@ -287,19 +305,11 @@ enum core_result batch_run(struct batch_pool *pool, const struct batch_job *job,
 {
 	alignas(max_align_t) char stack[STACK_SCRATCH];
 	struct chunk one = { .job = job, .a = 0, .b = job->n };
-	size_t nchunks = 1, split_min;
+	size_t nchunks;
 	enum core_result res;
 
 	*failed = 0;
-	split_min = job->split_min ? job->split_min : BATCH_SPLIT_MIN;
-	if (pool && job->n >= split_min) {
-		/* a few chunks per thread, taken from one queue: a worker that
-		 * wakes late (a futex wake-up takes a while on a virtual
-		 * machine) still gets a share instead of the caller doing all */
-		nchunks = job->n / (split_min / 4 ? split_min / 4 : 1);
-		if (nchunks > BATCH_CHUNKS_PER_THREAD * ((size_t)pool->nthreads + 1))
-			nchunks = BATCH_CHUNKS_PER_THREAD * ((size_t)pool->nthreads + 1);
-	}
+	nchunks = split_chunks(pool, job->n, job->split_min);
 	if (job->framing == BATCH_JSON)
 		buf_puts(out, "{\"results\":[");
 	if (nchunks > 1) {

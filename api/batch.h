@@ -54,12 +54,14 @@ struct batch_pool;
 struct batch_pool *batch_pool_create(unsigned threads);
 /* Stops and joins the workers; no batch may be running. NULL is fine. */
 void batch_pool_destroy(struct batch_pool *p);
-/* A batch is coming (a big request is being parsed): wake the workers now
- * so that they spin, for up to a millisecond, ready for its chunks. Waking
- * a sleeping thread takes hundreds of microseconds on some virtual
- * machines, as long as a thread's share of a 1000-shot batch. A hint: the
- * answers do not depend on it. NULL is fine. */
-void batch_pool_warm(struct batch_pool *p);
+/* A batch of about `items` items (with that job's split_min; 0: the
+ * default) is coming, its request still being parsed: wake as many workers
+ * as its split will use, so that they spin, for up to a millisecond, ready
+ * for its chunks. Nothing when it will not be split. Waking a sleeping
+ * thread takes hundreds of microseconds on some virtual machines, as long
+ * as a thread's share of a 1000-shot batch. A hint: the answers do not
+ * depend on it. NULL is fine. */
+void batch_pool_warm(struct batch_pool *p, size_t items, size_t split_min);
 
 /*
  * Answer every item of job into out, framed, in item order. With a pool and

@@ -368,6 +368,18 @@ size_t buf_format_float(char *out, float f)
 	return format_float(out, f, &nd);
 }
 
+/* Append the len (<= 25) bytes of a formatted number of nd digits in tmp
+ * (BUF_NUMBER_ROOM bytes). Room for nd + 32 as ever, so that the cap
+ * (limit) trips at the same bytes; a fixed-size copy, no call. */
+static void put_formatted(struct buf *b, const char *tmp, size_t len, int nd)
+{
+	if (buf_make_room(b, (size_t)nd + 32))
+		return;
+	memcpy(b->data + b->len, tmp, 32);
+	b->len += len;
+	b->data[b->len] = '\0';
+}
+
 /* Shortest round-tripping decimal of a float (see buf.h). -0 prints as "0"
  * (answers such as a barycentric -0 read better so; the value compares
  * equal); NaN and infinities as null. */
@@ -386,12 +398,7 @@ void buf_put_float(struct buf *b, float f)
 		return;
 	}
 	len = format_float(tmp, f, &nd);
-	/* nd + 32 as ever, so the cap (limit) trips at the same bytes */
-	if (buf_make_room(b, (size_t)nd + 32))
-		return;
-	memcpy(b->data + b->len, tmp, 32);	/* len <= 25: a fixed size, no call */
-	b->len += len;
-	b->data[b->len] = '\0';
+	put_formatted(b, tmp, len, nd);
 }
 
 /*
@@ -479,9 +486,5 @@ void buf_put_double(struct buf *b, double d)
 		return;
 	}
 	len = format_double(tmp, d, &nd);
-	if (buf_make_room(b, (size_t)nd + 32))
-		return;
-	memcpy(b->data + b->len, tmp, 32);	/* len <= 25 */
-	b->len += len;
-	b->data[b->len] = '\0';
+	put_formatted(b, tmp, len, nd);
 }

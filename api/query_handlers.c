@@ -206,11 +206,10 @@ struct json_endpoint {
 	int mesh_in_path;		/* the mesh is {name}; else the body's "mesh" (if any) */
 };
 
-/* Bodies from which a batch will likely be split (BATCH_SPLIT_MIN rays:
- * about 60 bytes of JSON or 28 binary bytes each): the pool is woken
- * before the body is parsed (batch_pool_warm). */
-#define QUERY_WARM_JSON_BYTES ((size_t)BATCH_SPLIT_MIN * 60)
-#define QUERY_WARM_BINARY_BYTES ((size_t)BATCH_SPLIT_MIN * 28)
+/* About the smallest JSON ray or segment a client sends at float32
+ * precision: the body's item count is guessed from its length before it is
+ * parsed, to wake the pool (batch_pool_warm). */
+#define JSON_RAY_BYTES 80
 
 /* Parse, decode, answer, release: a JSON query body to its answer. */
 static void api_json_query(const struct api_ctx *ctx, const struct api_request *req,
@@ -223,8 +222,7 @@ static void api_json_query(const struct api_ctx *ctx, const struct api_request *
 	cJSON *root;
 
 	resp->ray_kind = ep->ray_kind;
-	if (req->body_len >= QUERY_WARM_JSON_BYTES)	/* the workers wake while it parses */
-		batch_pool_warm(ctx->pool);
+	batch_pool_warm(ctx->pool, req->body_len / JSON_RAY_BYTES, 0);	/* while it parses */
 	if (api_json_parse_in(req->body, req->body_len, &arena, &root, &f) ||
 	    ep->decode(root, &ctx->limits, &q, &f)) {
 		api_respond_fail(resp, &f);
@@ -254,8 +252,7 @@ void handle_mesh_raycast(const struct api_ctx *ctx, const struct api_request *re
 		return;
 	}
 	resp->ray_kind = "mesh_ray";
-	if (req->body_len >= QUERY_WARM_BINARY_BYTES)
-		batch_pool_warm(ctx->pool);
+	batch_pool_warm(ctx->pool, req->body_len / 28, 0);	/* 28-byte records */
 	if (decode_binary_rays(req->body, req->body_len, req->args, &ctx->limits, &q, &f)) {
 		api_respond_fail(resp, &f);
 		return;

@@ -15,9 +15,10 @@
 /* A world shot costs a few microseconds (rewind, entities, the level): a
  * batch of 256 is worth splitting over the worker threads (batch.h). */
 #define WORLD_SPLIT_MIN 256
-/* A shot is 60 bytes of JSON or more: from this body size the batch will
- * likely be split, and the pool is woken before the body is parsed. */
-#define WORLD_WARM_BYTES ((size_t)WORLD_SPLIT_MIN * 60)
+/* About the smallest shot a game server sends (origin, direction, time and
+ * the shooter to ignore, at float32 precision): the body's shot count is
+ * guessed from its length to wake the pool before parsing. */
+#define WORLD_SHOT_BYTES 100
 
 static void put_str(struct buf *b, const char *s)
 {
@@ -390,8 +391,8 @@ static void world_query(const struct api_ctx *ctx, const struct api_request *req
 	size_t bad = 0, failed = 0;
 	int k;
 
-	if (req->body_len >= WORLD_WARM_BYTES)	/* the workers wake while it parses */
-		batch_pool_warm(ctx->pool);
+	/* the workers wake while the body is parsed */
+	batch_pool_warm(ctx->pool, req->body_len / WORLD_SHOT_BYTES, WORLD_SPLIT_MIN);
 	root = parse(req, &arena, resp);
 	if (!root)
 		goto out_release_arena;

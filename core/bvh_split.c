@@ -78,6 +78,26 @@ static void bins_fill(struct bins *bn, const struct bvh_prim *p, uint32_t n, con
 	}
 }
 
+/* r cut at mid into l = [begin, mid) and rr = [mid, end), each with the
+ * bounds of its primitives. */
+static void split_at(const struct bvh_prim *p, const struct range *r, uint32_t mid,
+		     struct range *l, struct range *rr)
+{
+	uint32_t i;
+
+	l->begin = r->begin;
+	l->end = mid;
+	rr->begin = mid;
+	rr->end = r->end;
+	box_empty(&l->bounds);
+	box_empty(&rr->bounds);
+	for (i = l->begin; i < l->end; i++)
+		box_grow_prim(&l->bounds, &p[i]);
+	for (i = rr->begin; i < rr->end; i++)
+		box_grow_prim(&rr->bounds, &p[i]);
+	l->final = rr->final = 0;
+}
+
 /*
  * Split r into *l and *rr by binned SAH. Returns 0 when r should stay a
  * leaf (too few primitives, or a split does not pay and r fits a leaf).
@@ -173,17 +193,7 @@ int bvh_split_sah(struct bvh_prim *p, const struct range *r, struct range *l,
 		if (n <= BVH_LEAF_MAX)
 			return 0;
 		mid = r->begin + n / 2;
-		l->begin = r->begin;
-		l->end = mid;
-		rr->begin = mid;
-		rr->end = r->end;
-		box_empty(&l->bounds);
-		box_empty(&rr->bounds);
-		for (i = l->begin; i < l->end; i++)
-			box_grow_prim(&l->bounds, &p[i]);
-		for (i = rr->begin; i < rr->end; i++)
-			box_grow_prim(&rr->bounds, &p[i]);
-		l->final = rr->final = 0;
+		split_at(p, r, mid, l, rr);
 		return 1;
 	}
 	{
@@ -270,15 +280,5 @@ void bvh_split_median(struct bvh_prim *p, const struct range *r, struct range *l
 		if (cmax[k] - cmin[k] > cmax[w] - cmin[w])
 			w = k;
 	select_nth(base, n, mid, w);
-	l->begin = r->begin;
-	l->end = r->begin + mid;
-	rr->begin = r->begin + mid;
-	rr->end = r->end;
-	box_empty(&l->bounds);
-	box_empty(&rr->bounds);
-	for (i = l->begin; i < l->end; i++)
-		box_grow_prim(&l->bounds, &p[i]);
-	for (i = rr->begin; i < rr->end; i++)
-		box_grow_prim(&rr->bounds, &p[i]);
-	l->final = rr->final = 0;
+	split_at(p, r, r->begin + mid, l, rr);
 }

@@ -126,18 +126,19 @@ START_TEST(warm_then_run)
 	struct batch_pool *pool = batch_pool_create(3);
 	int k;
 
-	batch_pool_warm(NULL);
+	batch_pool_warm(NULL, 100000, 0);
+	batch_pool_warm(pool, 10, 0);	/* too few to split: a no-op */
 	for (k = 0; k < 20; k++) {
-		batch_pool_warm(pool);
+		batch_pool_warm(pool, 1000, k % 2 ? 256 : 64);
 		run_split_case(pool, 1000, BATCH_JSON, 8, k % 2 ? 256 : 64);
 	}
-	batch_pool_warm(pool);
+	batch_pool_warm(pool, 5000, 0);
 	usleep(3000);	/* past the spin: asleep again, and still answering */
 	run_split_case(pool, 5000, BATCH_BINARY, 24, 0);
-	batch_pool_warm(pool);
+	batch_pool_warm(pool, 100000, 0);
 	batch_pool_destroy(pool);
 	pool = batch_pool_create(2);
-	batch_pool_warm(pool);
+	batch_pool_warm(pool, 100000, 0);
 	usleep(200);
 	batch_pool_destroy(pool);
 }
