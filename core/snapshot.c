@@ -153,8 +153,10 @@ static void snapshot_free(struct snapshot *s)
 	free(s->hb_succ);
 	tlas_release(&s->own);
 	tlas_release(&s->pair);
-	free(s->own_box);
-	free(s->pair_box);
+	box_planes_release(&s->own_ent);
+	box_planes_release(&s->pair_ent);
+	box_planes_release(&s->own_hb);
+	box_planes_release(&s->pair_hb);
 	free(s->xfs);
 	free(s->strings);
 	free(s);
@@ -284,18 +286,8 @@ static enum core_result pair_with(struct snapshot *s, const struct snapshot *pre
 	return CORE_OK;
 }
 
-static void box6_set(struct box6 *b, vec3 lo, vec3 hi)
-{
-	b->lo[0] = lo.x;
-	b->lo[1] = lo.y;
-	b->lo[2] = lo.z;
-	b->hi[0] = hi.x;
-	b->hi[1] = hi.y;
-	b->hi[2] = hi.z;
-}
-
-/* The culling BVHs (world_impl.h). An entity without hitboxes gets an
- * empty (inverted) box that no ray meets. */
+/* The culling BVHs and their boxes as planes (world_impl.h). An entity
+ * without hitboxes gets an empty (inverted) box that no ray meets. */
 static enum core_result build_culling(struct snapshot *s, const struct snapshot *prev)
 {
 	size_t pn = prev ? prev->nent : 0, n = s->nent > pn ? s->nent : pn, i;
@@ -308,21 +300,17 @@ static enum core_result build_culling(struct snapshot *s, const struct snapshot 
 		lo[i] = s->ents[i].lo;
 		hi[i] = s->ents[i].hi;
 	}
-	r = tlas_build(lo, hi, s->nent, &s->own);
-	if (r != CORE_OK)
+	if ((r = tlas_build(lo, hi, s->nent, &s->own)) != CORE_OK ||
+	    (r = box_planes_init(&s->own_ent, s->nent)) != CORE_OK ||
+	    (r = box_planes_init(&s->own_hb, s->nhb)) != CORE_OK)
 		goto out_free;
-	r = CORE_ENOMEM;
-	s->own_box = malloc((s->nhb ? s->nhb : 1) * sizeof(*s->own_box));
-	if (!s->own_box)
-		goto out_free;
+	for (i = 0; i < s->nent; i++)
+		box_planes_set(&s->own_ent, i, lo[i], hi[i]);
 	for (i = 0; i < s->nhb; i++)
-		box6_set(&s->own_box[i], s->hbs[i].lo, s->hbs[i].hi);
-	r = CORE_OK;
+		box_planes_set(&s->own_hb, i, s->hbs[i].lo, s->hbs[i].hi);
 	if (!prev)
 		goto out_free;
-	r = CORE_ENOMEM;
-	s->pair_box = malloc((prev->nhb ? prev->nhb : 1) * sizeof(*s->pair_box));
-	if (!s->pair_box)
+	if ((r = box_planes_init(&s->pair_hb, prev->nhb)) != CORE_OK)
 		goto out_free;
 	for (i = 0; i < prev->nent; i++) {
 		const struct entity *pe = &prev->ents[i];
@@ -332,10 +320,10 @@ static enum core_result build_culling(struct snapshot *s, const struct snapshot 
 			uint32_t m = s->hb_succ[k];
 
 			if (s->succ[i] == WORLD_NONE || m == WORLD_NONE)
-				box6_set(&s->pair_box[k], prev->hbs[k].lo, prev->hbs[k].hi);
+				box_planes_set(&s->pair_hb, k, prev->hbs[k].lo, prev->hbs[k].hi);
 			else
-				box6_set(&s->pair_box[k], v3_min(prev->hbs[k].lo, s->hbs[m].lo),
-					 v3_max(prev->hbs[k].hi, s->hbs[m].hi));
+				box_planes_set(&s->pair_hb, k, v3_min(prev->hbs[k].lo, s->hbs[m].lo),
+					       v3_max(prev->hbs[k].hi, s->hbs[m].hi));
 		}
 	}
 	for (i = 0; i < prev->nent; i++) {
@@ -348,7 +336,11 @@ static enum core_result build_culling(struct snapshot *s, const struct snapshot 
 			hi[i] = v3_max(hi[i], s->ents[j].hi);
 		}
 	}
-	r = tlas_build(lo, hi, prev->nent, &s->pair);
+	if ((r = tlas_build(lo, hi, prev->nent, &s->pair)) != CORE_OK ||
+	    (r = box_planes_init(&s->pair_ent, prev->nent)) != CORE_OK)
+		goto out_free;
+	for (i = 0; i < prev->nent; i++)
+		box_planes_set(&s->pair_ent, i, lo[i], hi[i]);
 out_free:
 	free(lo);
 	free(hi);

@@ -163,10 +163,9 @@ void tlas_ray_init(struct tlas_ray *r, const struct ray *ray)
 	}
 }
 
-/* Entry t of the slab test, or -1 when the ray misses the box within tmax.
- * The near and far planes are picked by the direction's sign, fixed per
+/* The near and far planes are picked by the direction's sign, fixed per
  * ray (no swap). */
-static double box_entry(const struct tlas_ray *r, const float lo[3], const float hi[3], double tmax)
+double tlas_box_entry(const struct tlas_ray *r, const float lo[3], const float hi[3], double tmax)
 {
 	double tin = 0, tout = tmax;
 	int k;
@@ -191,7 +190,7 @@ static double box_entry(const struct tlas_ray *r, const float lo[3], const float
 
 int tlas_ray_box(const struct tlas_ray *r, const float lo[3], const float hi[3], double tmax)
 {
-	return box_entry(r, lo, hi, tmax) >= 0;
+	return tlas_box_entry(r, lo, hi, tmax) >= 0;
 }
 
 int tlas_box_hit(const float lo[3], const float hi[3], const struct ray *ray, float tmax)
@@ -199,7 +198,7 @@ int tlas_box_hit(const float lo[3], const float hi[3], const struct ray *ray, fl
 	struct tlas_ray r;
 
 	tlas_ray_init(&r, ray);
-	return box_entry(&r, lo, hi, tmax) >= 0;
+	return tlas_box_entry(&r, lo, hi, tmax) >= 0;
 }
 
 void tlas_traverse(const struct tlas *t, const struct ray *ray, float *tmax, tlas_visit_fn fn,
@@ -212,7 +211,7 @@ void tlas_traverse(const struct tlas *t, const struct ray *ray, float *tmax, tla
 	if (!t->nodes || !(*tmax >= 0))
 		return;
 	tlas_ray_init(&r, ray);
-	if (box_entry(&r, t->nodes[0].lo, t->nodes[0].hi, *tmax) < 0)
+	if (tlas_box_entry(&r, t->nodes[0].lo, t->nodes[0].hi, *tmax) < 0)
 		return;
 	stack[sp++] = 0;
 	while (sp) {
@@ -228,8 +227,8 @@ void tlas_traverse(const struct tlas *t, const struct ray *ray, float *tmax, tla
 		}
 		{
 			uint32_t l = node->first, rr = node->first + 1;
-			double tl = box_entry(&r, t->nodes[l].lo, t->nodes[l].hi, *tmax);
-			double tr = box_entry(&r, t->nodes[rr].lo, t->nodes[rr].hi, *tmax);
+			double tl = tlas_box_entry(&r, t->nodes[l].lo, t->nodes[l].hi, *tmax);
+			double tr = tlas_box_entry(&r, t->nodes[rr].lo, t->nodes[rr].hi, *tmax);
 
 			/* push the farther first so the nearer pops first */
 			if (tl >= 0 && tr >= 0) {

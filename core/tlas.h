@@ -53,6 +53,8 @@ void tlas_ray_init(struct tlas_ray *r, const struct ray *ray);
  * (conservative on padded boxes: never 0 when it touches; the reciprocal's
  * rounding is far inside the padding). */
 int tlas_ray_box(const struct tlas_ray *r, const float lo[3], const float hi[3], double tmax);
+/* The same test, answering the entry t (>= 0) or -1 when the ray misses. */
+double tlas_box_entry(const struct tlas_ray *r, const float lo[3], const float hi[3], double tmax);
 int tlas_box_hit(const float lo[3], const float hi[3], const struct ray *ray, float tmax);
 
 /* The box [lo, hi] grown outwards by the padding the traversal relies on. */

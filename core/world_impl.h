@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "boxscan.h"
 #include "obb.h"
 #include "tlas.h"
 #include "world.h"
@@ -39,11 +40,6 @@ static inline uint32_t world_name_hash(const char *id)
 		h = (h ^ (unsigned char)*id) * 16777619u;
 	return h;
 }
-
-/* Compact bounds, contiguous per snapshot for the culling loops. */
-struct box6 {
-	float lo[3], hi[3];
-};
 
 struct entity {
 	const char *id;
@@ -77,9 +73,11 @@ struct snapshot {
 	 * joined to their successors' here (items: entities there), which holds
 	 * every pose rewound between the two. */
 	struct tlas own, pair;
-	/* The same per hitbox: own_box[k] is hitbox k's bounds here; pair_box[k]
-	 * the previous snapshot's hitbox k joined with its successor here. */
-	struct box6 *own_box, *pair_box;
+	/* The same bounds as planes for the SIMD scans (boxscan.h): own_ent
+	 * and pair_ent hold the two trees' item boxes (entity i's at i); per
+	 * hitbox, own_hb's box k is hitbox k's bounds here, pair_hb's the
+	 * previous snapshot's hitbox k joined with its successor here. */
+	struct box_planes own_ent, pair_ent, own_hb, pair_hb;
 	struct xform *xfs;	/* the mesh hitboxes' placements */
 	char *strings;
 };
@@ -147,11 +145,17 @@ struct rewind {
  * over the rewind. */
 const struct tlas *rewind_entity_tlas(const struct rewind *rw);
 
-/* Bounds of hitbox k (global index in s0) of entity i holding every pose
- * over the rewind (padded like the TLAS's boxes). */
-static inline const struct box6 *rewind_hitbox_bounds(const struct rewind *rw, uint32_t k)
+/* The same boxes as planes: box i is entity i's (of s0). */
+static inline const struct box_planes *rewind_entity_planes(const struct rewind *rw)
 {
-	return rw->s1 ? &rw->s1->pair_box[k] : &rw->s0->own_box[k];
+	return rw->s1 ? &rw->s1->pair_ent : &rw->s0->own_ent;
+}
+
+/* Box k is the bounds of hitbox k (global index in s0) holding every pose
+ * over the rewind (padded like the TLAS's boxes). */
+static inline const struct box_planes *rewind_hitbox_planes(const struct rewind *rw)
+{
+	return rw->s1 ? &rw->s1->pair_hb : &rw->s0->own_hb;
 }
 
 /* Prefetch what rewind_hitbox(rw, i, k) reads: s0's hitbox and the pairing

@@ -259,16 +259,22 @@ static int ignored(const struct entity_ctx *x, const struct entity *e)
 }
 
 /* Hitboxes of one entity taken per pass (see visit_entity). */
-#define VISIT_BATCH 32
+#define VISIT_BATCH BOXSCAN_MAX
 
-/* The TLAS visit of one entity whose (rewound) bounds the ray may touch. */
+/* Snapshots of up to this many entities are culled by one scan over every
+ * entity's box (eight at a time) instead of a walk of the tree. */
+#define FLAT_ENTITIES 128
+
+/* The visit of one entity whose (rewound) bounds the ray may touch. */
 static int visit_entity(void *cls, uint32_t i, float *tmax)
 {
 	struct entity_ctx *x = cls;
 	const struct entity *e = &x->rw->s0->ents[i];
+	const struct box_planes *bp = rewind_hitbox_planes(x->rw);
 	struct collect *c = x->c;
 	struct ray ray = x->s->ray;
-	uint32_t h0, h, k, n, pick[VISIT_BATCH];
+	double tin[BOXSCAN_MAX];
+	uint32_t h0, k, n, bits, pick[VISIT_BATCH];
 
 	if (!((x->s->layers >> e->layer) & 1) || ignored(x, e))
 		return 0;
@@ -277,36 +283,33 @@ static int visit_entity(void *cls, uint32_t i, float *tmax)
 	c->item = i;
 	/*
 	 * Two passes over VISIT_BATCH hitboxes at a time: the first tests their
-	 * bounds and prefetches what the hitboxes that pass will read, so that
-	 * the cache misses of a snapshot a second old overlap instead of
-	 * following one another; the second tests the bounds again at the
-	 * current distance (a nearer hit may have been found) and casts. The
-	 * answer is the one a single pass gives.
+	 * bounds (all at once) and prefetches what the hitboxes that pass will
+	 * read, so that the cache misses of a snapshot a second old overlap
+	 * instead of following one another; the second casts those still met
+	 * at the current distance (a nearer hit may have been found: their
+	 * entry t against it answers what tlas_ray_box would). The answer is
+	 * the one a single pass gives.
 	 */
 	for (h0 = 0; h0 < e->n; h0 += VISIT_BATCH) {
-		uint32_t end = e->n - h0 < VISIT_BATCH ? e->n - h0 : VISIT_BATCH;
+		unsigned end = e->n - h0 < VISIT_BATCH ? e->n - h0 : VISIT_BATCH;
 
 		ray.tmax = c->mode != HIT_ALL && c->found ? c->best.t : x->s->ray.tmax;
-		for (h = 0, n = 0; h < end; h++) {
-			const struct box6 *bb = rewind_hitbox_bounds(x->rw, e->first + h0 + h);
-
-			if (tlas_ray_box(&x->tr, bb->lo, bb->hi, ray.tmax)) {
-				rewind_prefetch(x->rw, i, e->first + h0 + h);
-				pick[n++] = h0 + h;
-			}
+		bits = box_planes_hits(bp, &x->tr, e->first + h0, end, ray.tmax, tin);
+		for (n = 0; bits; bits &= bits - 1) {
+			pick[n] = (uint32_t)__builtin_ctz(bits);
+			rewind_prefetch(x->rw, i, e->first + h0 + pick[n++]);
 		}
 		for (k = 0; k < n; k++)
-			rewind_prefetch_pair(x->rw, i, e->first + pick[k]);
+			rewind_prefetch_pair(x->rw, i, e->first + h0 + pick[k]);
 		for (k = 0; k < n; k++) {
 			struct hitbox_scratch tmp;
 			const struct hitbox *hb;
-			const struct box6 *bb = rewind_hitbox_bounds(x->rw, e->first + pick[k]);
 
 			ray.tmax = c->mode != HIT_ALL && c->found ? c->best.t : x->s->ray.tmax;
-			if (!tlas_ray_box(&x->tr, bb->lo, bb->hi, ray.tmax))
+			if (tin[pick[k]] > ray.tmax)
 				continue;
-			hb = rewind_hitbox(x->rw, i, e->first + pick[k], &tmp);
-			c->sub = pick[k];
+			hb = rewind_hitbox(x->rw, i, e->first + h0 + pick[k], &tmp);
+			c->sub = h0 + pick[k];
 			x->err = cast_hitbox(hb, e, &ray, c, x->buf, x->bufcap);
 			if (x->err != CORE_OK)
 				return 1;
@@ -315,6 +318,45 @@ static int visit_entity(void *cls, uint32_t i, float *tmax)
 	if (c->mode != HIT_ALL && c->found)
 		*tmax = c->best.t;
 	return 0;
+}
+
+struct ent_near {
+	double t;
+	uint32_t i;
+};
+
+/* Every entity whose box the ray meets within *tmax, nearest first: a
+ * subset of what tlas_traverse visits (it takes a leaf's entities without
+ * testing their own boxes). The answer does not depend on the order: ties
+ * between entities go to the lower index (better). */
+static void scan_entities(const struct box_planes *bp, struct entity_ctx *x, float *tmax)
+{
+	struct ent_near near[FLAT_ENTITIES];
+	double tin[BOXSCAN_MAX];
+	size_t n = 0, g, k;
+
+	if (!(*tmax >= 0))
+		return;
+	for (g = 0; g < bp->n; g += BOXSCAN_MAX) {
+		unsigned m = bp->n - g < BOXSCAN_MAX ? (unsigned)(bp->n - g) : BOXSCAN_MAX;
+		uint32_t bits = box_planes_hits(bp, &x->tr, g, m, *tmax, tin);
+
+		for (; bits; bits &= bits - 1) {
+			unsigned j = (unsigned)__builtin_ctz(bits);
+			struct ent_near e = { tin[j], (uint32_t)(g + j) };
+
+			/* insertion by entry t: a handful each */
+			for (k = n++; k > 0 && near[k - 1].t > e.t; k--)
+				near[k] = near[k - 1];
+			near[k] = e;
+		}
+	}
+	for (k = 0; k < n; k++) {
+		if (near[k].t > *tmax)	/* the rest are farther still */
+			break;
+		if (visit_entity(x, near[k].i, tmax))
+			break;
+	}
 }
 
 static enum core_result cast_entities(const struct rewind *rw, const struct world_shot *s,
@@ -336,7 +378,10 @@ static enum core_result cast_entities(const struct rewind *rw, const struct worl
 	x = (struct entity_ctx){ .rw = rw, .s = s, .c = c, .buf = buf, .bufcap = bufcap,
 				 .ign_hash = ignp, .st = st, .err = CORE_OK };
 	tlas_ray_init(&x.tr, &s->ray);
-	tlas_traverse(rewind_entity_tlas(rw), &s->ray, &tmax, visit_entity, &x);
+	if (rw->s0->nent <= FLAT_ENTITIES)
+		scan_entities(rewind_entity_planes(rw), &x, &tmax);
+	else
+		tlas_traverse(rewind_entity_tlas(rw), &s->ray, &tmax, visit_entity, &x);
 	if (ignp != ign)
 		free(ignp);
 	return x.err;
