@@ -84,7 +84,7 @@ void buf_reserve(struct buf *b, size_t extra)
 	buf_make_room(b, extra);
 }
 
-void buf_append(struct buf *b, const void *p, size_t n)
+void buf_append_grow(struct buf *b, const void *p, size_t n)
 {
 	if (buf_make_room(b, n))
 		return;
@@ -99,7 +99,7 @@ void buf_puts(struct buf *b, const char *s)
 	buf_append(b, s, strlen(s));
 }
 
-void buf_putc(struct buf *b, char c)
+void buf_putc_grow(struct buf *b, char c)
 {
 	if (buf_make_room(b, 1))
 		return;

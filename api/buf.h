@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct buf {
 	char *data;
@@ -38,11 +39,11 @@ int buf_make_room(struct buf *b, size_t extra);
 void buf_reserve(struct buf *b, size_t extra);
 /* Cap b at limit bytes (see above); 0 removes the cap. */
 void buf_set_limit(struct buf *b, size_t limit);
-void buf_append(struct buf *b, const void *p, size_t n);
+static inline void buf_append(struct buf *b, const void *p, size_t n);
 /* A string literal, without its NUL. */
 #define PUT_LIT(b, s) buf_append((b), (s), sizeof(s) - 1)
 void buf_puts(struct buf *b, const char *s);
-void buf_putc(struct buf *b, char c);
+static inline void buf_putc(struct buf *b, char c);
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_put_u64(struct buf *b, uint64_t v);
 void buf_put_i64(struct buf *b, int64_t v);
@@ -89,6 +90,32 @@ static inline void buf_commit(struct buf *b, char *p)
 {
 	b->len = (size_t)(p - b->data);
 	b->data[b->len] = '\0';
+}
+
+/* The appends' growing paths (buf_append and buf_putc inline the rest). */
+void buf_append_grow(struct buf *b, const void *p, size_t n);
+void buf_putc_grow(struct buf *b, char c);
+
+/* Within the room, as the in-place writes do; else through buf_make_room. */
+static inline void buf_append(struct buf *b, const void *p, size_t n)
+{
+	if (n && n <= buf_room(b)) {
+		memcpy(b->data + b->len, p, n);
+		b->len += n;
+		b->data[b->len] = '\0';
+		return;
+	}
+	buf_append_grow(b, p, n);
+}
+
+static inline void buf_putc(struct buf *b, char c)
+{
+	if (buf_room(b)) {
+		b->data[b->len++] = c;
+		b->data[b->len] = '\0';
+		return;
+	}
+	buf_putc_grow(b, c);
 }
 
 /* buf_put_float's / buf_put_double's text at out, which has at least
