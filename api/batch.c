@@ -232,7 +232,7 @@ void batch_pool_destroy(struct batch_pool *p)
 static enum core_result run_split(struct batch_pool *p, const struct batch_job *job,
 				  size_t nchunks, struct buf *out, size_t *failed)
 {
-	size_t k, per = (job->n + nchunks - 1) / nchunks;
+	size_t k, total, per = (job->n + nchunks - 1) / nchunks;
 	size_t sb = (job->scratch_bytes + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
 	struct batch_sync sync = { .left = nchunks - 1 };
 	enum core_result res = CORE_OK;
@@ -281,6 +281,9 @@ static enum core_result run_split(struct batch_pool *p, const struct batch_job *
 	while (sync.left)
 		pthread_cond_wait(&sync.cv, &sync.mu);
 	pthread_mutex_unlock(&sync.mu);
+	for (k = 0, total = 0; k < nchunks; k++)
+		total += ch[k].out.len;
+	buf_reserve(out, total + 2);	/* and the framing's end */
 	for (k = 0; k < nchunks; k++) {
 		if (res == CORE_OK && ch[k].res != CORE_OK) {
 			res = ch[k].res;
