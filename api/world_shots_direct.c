@@ -65,10 +65,35 @@ static cJSON str_node(char *s)
 	return v;
 }
 
-/* A number value (the next byte '-' or a digit) into *d; -1 on anything else. */
-static int number(struct json_cursor *c, double *d)
+/* Past JSON whitespace (json_cursor_next's, inline): the next byte, or -1 at the end. */
+static inline int peek(struct json_cursor *c)
 {
-	int ch = json_cursor_next(c);
+	while (c->i < c->n) {
+		unsigned char ch = c->s[c->i];
+
+		if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+			return ch;
+		c->i++;
+	}
+	return -1;
+}
+
+/* After a member: ',' (0: another follows) or close (1: the end); -1 else. */
+static inline int end_member(struct json_cursor *c, int close)
+{
+	int ch = peek(c);
+
+	if (ch == ',' || ch == close) {
+		c->i++;
+		return ch == close;
+	}
+	return -1;
+}
+
+/* A number value (the next byte '-' or a digit) into *d; -1 on anything else. */
+static inline int number(struct json_cursor *c, double *d)
+{
+	int ch = peek(c);
 
 	if (ch != '-' && (ch < '0' || ch > '9'))
 		return -1;
@@ -80,20 +105,19 @@ static int number(struct json_cursor *c, double *d)
 static enum key read_key(struct json_cursor *c, enum key lo, enum key hi)
 {
 	const unsigned char *s = c->s + c->i + 1;
-	size_t left = c->n - c->i - 1, len = 0;
+	size_t left = c->n - c->i - 1, len;
 	int k;
 
-	while (len < left && len <= 12 && s[len] != '"')
-		len++;
-	if (len == left || s[len] != '"')
-		return K_NONE;
-	for (k = lo; k < (int)hi; k++)
-		if (keys[k].len == len && memcmp(keys[k].s, s, len) == 0)
+	for (k = lo; k < (int)hi; k++) {
+		len = keys[k].len;
+		if (len < left && s[0] == (unsigned char)keys[k].s[0] && s[len] == '"' &&
+		    memcmp(keys[k].s, s, len) == 0)
 			break;
+	}
 	if (k == (int)hi)
 		return K_NONE;
-	c->i += len + 2;
-	if (json_cursor_next(c) != ':')
+	c->i += keys[k].len + 2;
+	if (peek(c) != ':')
 		return K_NONE;
 	c->i++;
 	return (enum key)k;
@@ -104,16 +128,16 @@ static int read_vec(struct json_cursor *c, double v[3])
 {
 	int k;
 
-	if (json_cursor_next(c) != '[')
+	if (peek(c) != '[')
 		return -1;
 	c->i++;
 	for (k = 0; k < 3; k++) {
-		if (k && json_cursor_end_member(c, ']') != 0)
+		if (k && end_member(c, ']') != 0)
 			return -1;
 		if (number(c, &v[k]) || !isfinite(v[k]) || !in_float_range(v[k]))
 			return -1;
 	}
-	return json_cursor_end_member(c, ']') == 1 ? 0 : -1;
+	return end_member(c, ']') == 1 ? 0 : -1;
 }
 
 /* "layers": an array of wf_layer values (empty: no layer). */
@@ -126,10 +150,10 @@ static int read_layers(struct json_cursor *c, uint32_t *layers)
 	int r;
 
 	*layers = 0;
-	if (json_cursor_next(c) != '[')
+	if (peek(c) != '[')
 		return -1;
 	c->i++;
-	if (json_cursor_next(c) == ']') {
+	if (peek(c) == ']') {
 		c->i++;
 		return 0;
 	}
@@ -140,7 +164,7 @@ static int read_layers(struct json_cursor *c, uint32_t *layers)
 		if (wf_layer(&v, NULL, &l, &f))
 			return -1;
 		*layers |= 1u << l;
-	} while ((r = json_cursor_end_member(c, ']')) == 0);
+	} while ((r = end_member(c, ']')) == 0);
 	return r == 1 ? 0 : -1;
 }
 
@@ -178,18 +202,18 @@ static int read_ignore(struct direct *x, struct world_shot *s)
 	cJSON v;
 	int r;
 
-	if (json_cursor_next(c) != '[')
+	if (peek(c) != '[')
 		return -1;
 	c->i++;
 	s->ignore = ignore_given;
-	if (json_cursor_next(c) == ']') {
+	if (peek(c) == ']') {
 		c->i++;
 		return 0;
 	}
 	if (!q->ids && !(q->ids = malloc(c->n + 1)))
 		return -1;
 	do {
-		if (s->nignore == WORLD_IGNORE_MAX || json_cursor_next(c) != '"')
+		if (s->nignore == WORLD_IGNORE_MAX || peek(c) != '"')
 			return -1;
 		if (json_cursor_string(c, q->ids + x->ids_used, c->n + 1 - x->ids_used, &out, &len))
 			return -1;
@@ -202,7 +226,7 @@ static int read_ignore(struct direct *x, struct world_shot *s)
 			return -1;
 		x->ids_used += len + 1;
 		s->nignore++;
-	} while ((r = json_cursor_end_member(c, ']')) == 0);
+	} while ((r = end_member(c, ']')) == 0);
 	return r == 1 ? 0 : -1;
 }
 
@@ -217,11 +241,11 @@ static int read_shot(struct direct *x, struct world_shot *s)
 
 	memset(s, 0, sizeof(*s));
 	s->layers = WORLD_LAYERS_ALL;
-	if (json_cursor_next(c) != '{')
+	if (peek(c) != '{')
 		return -1;
 	c->i++;
 	do {
-		if (json_cursor_next(c) != '"')
+		if (peek(c) != '"')
 			return -1;
 		k = read_key(c, K_ORIGIN, K_SHOTS);
 		if (k == K_NONE || (seen & 1u << k))
@@ -252,7 +276,7 @@ static int read_shot(struct direct *x, struct world_shot *s)
 		}
 		if (bad)
 			return -1;
-	} while ((r = json_cursor_end_member(c, '}')) == 0);
+	} while ((r = end_member(c, '}')) == 0);
 	if (r != 1 || !(seen & 1u << K_ORIGIN) || !(seen & 1u << K_DIRECTION))
 		return -1;
 	return wf_shot_ray(o, d, (seen & 1u << K_MAX_DISTANCE) ? &md : NULL, &s->ray);
@@ -265,7 +289,7 @@ static int read_shots(struct direct *x)
 	struct world_shots_req *q = x->q;
 	int r;
 
-	if (json_cursor_next(c) != '[')
+	if (peek(c) != '[')
 		return -1;
 	c->i++;
 	do {
@@ -285,7 +309,7 @@ static int read_shots(struct direct *x)
 		if (read_shot(x, &q->shots[q->n]))
 			return -1;
 		q->n++;
-	} while ((r = json_cursor_end_member(c, ']')) == 0);
+	} while ((r = end_member(c, ']')) == 0);
 	return r == 1 ? 0 : -1;
 }
 
@@ -301,11 +325,11 @@ static int read_top(struct direct *x, char *mode_s, size_t mode_cap, cJSON *mode
 	enum key k;
 	int r;
 
-	if (json_cursor_next(c) != '{')
+	if (peek(c) != '{')
 		return -1;
 	c->i++;
 	do {
-		if (json_cursor_next(c) != '"')
+		if (peek(c) != '"')
 			return -1;
 		k = read_key(c, K_SHOTS, K_NONE);	/* a single shot's keys: declined */
 		if (k == K_NONE || (seen & 1u << k))
@@ -315,7 +339,7 @@ static int read_top(struct direct *x, char *mode_s, size_t mode_cap, cJSON *mode
 			if (read_shots(x))
 				return -1;
 		} else if (k == K_MODE) {
-			if (json_cursor_next(c) != '"' ||
+			if (peek(c) != '"' ||
 			    json_cursor_string(c, mode_s, mode_cap, &out, &len))
 				return -1;
 			if (out != mode_s) {	/* longer than any mode */
@@ -330,7 +354,7 @@ static int read_top(struct direct *x, char *mode_s, size_t mode_cap, cJSON *mode
 			*hits_v = num_node(d);
 			*max_hits = hits_v;
 		}
-	} while ((r = json_cursor_end_member(c, '}')) == 0);
+	} while ((r = end_member(c, '}')) == 0);
 	if (r != 1 || json_cursor_finish(c) || !(seen & 1u << K_SHOTS))
 		return -1;
 	return 0;
@@ -352,7 +376,7 @@ int world_shots_direct(const char *body, size_t len, const struct api_limits *li
 	json_cursor_init(&x.c, body, len);
 	x.q = q;
 	x.lim = lim;
-	x.shots_cap = len / 64 + 1;	/* a shot is rarely under 64 bytes */
+	x.shots_cap = len / 128 + 1;	/* a game server's shot is 100-150 bytes */
 	if (lim->max_batch && x.shots_cap > lim->max_batch)
 		x.shots_cap = lim->max_batch;
 	x.nign = 0;

@@ -15,236 +15,12 @@
 #include "encode.h"
 #include "json.h"
 #include "store.h"
+#include "shotgen.h"
 #include "teststr.h"
 #include "world_decode.h"
 #include "world_registry.h"
 
-static struct xs rng = { 0x9e3779b97f4a7c15ull };
 static const struct api_limits lim = { 64, 1u << 20, 64, 0, 1u << 20, 1u << 20, 0 };
-
-static unsigned below(unsigned n)
-{
-	return (unsigned)(xs_next(&rng) % n);
-}
-
-static double unit(void)
-{
-	return (double)(xs_next(&rng) >> 11) / 9007199254740992.0;
-}
-
-/* ---- random bodies */
-
-static void ws(struct sb *b)
-{
-	static const char *const w[] = { " ", "\n", "\t", "\r\n  " };
-
-	while (below(6) == 0)
-		sb_puts(b, w[below(4)]);
-}
-
-/* Spellings the tree path reads as numbers (some refused where they land). */
-static const char *const odd_numbers[] = {
-	"-0", "0", "0.0", "-0.0", "0e0", "1E+2", "1e-7", "123456789012345678901234567890",
-	"0.000000000000000000001", "4.9e-324", "2.2250738585072014e-308", "3.4028234e38",
-	"-3.4028234663852886e38", "3.40282347e38", "1e39", "1e-45", "1e400", "-1e400",
-	"0.1e1", "100e-2", "9007199254740993", "1.00000000000000000000000000001",
-};
-
-/* v spelt one of many ways (the value is whatever the text says). */
-static void put_num(struct sb *b, double v)
-{
-	char t[96];
-
-	switch (below(9)) {
-	case 0: snprintf(t, sizeof(t), "%.17g", v); break;
-	case 1: snprintf(t, sizeof(t), fabs(v) < 1e20 ? "%.3f" : "%.3e", v); break;
-	case 2: snprintf(t, sizeof(t), "%.12e", v); break;
-	case 3: snprintf(t, sizeof(t), "%.6E", v); break;
-	case 4: snprintf(t, sizeof(t), "%lld", (long long)(fabs(v) < 1e15 ? v : 7)); break;
-	case 5: snprintf(t, sizeof(t), "%.25g", v); break;
-	case 6:
-		snprintf(t, sizeof(t), "%.15g", v);
-		if (!strchr(t, 'e'))
-			strcat(t, below(2) ? "e0" : "E-00");
-		break;
-	default: snprintf(t, sizeof(t), "%.9g", v); break;
-	}
-	sb_puts(b, t);
-}
-
-/* A number: usually v, now and then (bad) an odd spelling. */
-static void gen_num(struct sb *b, double v, int bad)
-{
-	if (bad && below(40) == 0)
-		sb_puts(b, odd_numbers[below(sizeof(odd_numbers) / sizeof(odd_numbers[0]))]);
-	else
-		put_num(b, v);
-}
-
-/* A float32-range value of some magnitude. */
-static double gen_value(void)
-{
-	switch (below(4)) {
-	case 0: return (unit() - 0.5) * 2000;
-	case 1: return (unit() - 0.5) * pow(10, (double)below(76) - 38);
-	case 2: return (double)(int)below(100) - 50;
-	default: return (unit() - 0.5) * 20;
-	}
-}
-
-static void gen_vec(struct sb *b, int dir, int bad)
-{
-	int k;
-
-	sb_putc(b, '[');
-	for (k = 0; k < 3; k++) {
-		double v = gen_value();
-
-		if (dir && !bad && k == 0)
-			v = copysign(1 + fabs(v), v);	/* a valid direction is never zero */
-		ws(b);
-		gen_num(b, v, bad);
-		ws(b);
-		if (k < 2)
-			sb_putc(b, ',');
-	}
-	sb_putc(b, ']');
-}
-
-static void gen_id(struct sb *b, int bad)
-{
-	static const char *const pieces[] = { "a", "z", "-", "_", "7", "player", "\\u0041",
-					      "\\\"", "\\\\", "\\/", "\\n", "\xc3\xa9", "\\ud83d\\ude00" };
-	unsigned n = 1 + below(6), k;
-
-	sb_putc(b, '"');
-	if (bad && below(20) == 0)
-		n = below(2) ? 0 : 129;	/* refused: "" and 129 bytes */
-	else if (below(30) == 0)
-		n = 128;
-	if (n >= 128) {
-		for (k = 0; k < n; k++)
-			sb_putc(b, 'x');
-	} else {
-		for (k = 0; k < n; k++)
-			sb_puts(b, pieces[below(sizeof(pieces) / sizeof(pieces[0]))]);
-	}
-	sb_putc(b, '"');
-}
-
-/* One shot, its members in random order. */
-static void gen_shot(struct sb *b, int bad)
-{
-	int order[6] = { 0, 1, 2, 3, 4, 5 }, k, m, first = 1;
-
-	for (k = 5; k > 0; k--) {
-		int j = (int)below((unsigned)k + 1), t = order[k];
-
-		order[k] = order[j];
-		order[j] = t;
-	}
-	sb_putc(b, '{');
-	for (k = 0; k < 6; k++) {
-		int f = order[k];
-
-		if (f >= 2 && below(2))
-			continue;	/* the optional ones, half the time */
-		if (f < 2 && bad && below(60) == 0)
-			continue;	/* refused: origin or direction missing */
-		if (!first)
-			sb_putc(b, ',');
-		first = 0;
-		ws(b);
-		switch (f) {
-		case 0: sb_puts(b, "\"origin\""); ws(b); sb_putc(b, ':'); ws(b); gen_vec(b, 0, bad); break;
-		case 1: sb_puts(b, "\"direction\":"); ws(b); gen_vec(b, 1, bad); break;
-		case 2:
-			sb_puts(b, "\"max_distance\":");
-			gen_num(b, below(4) ? unit() * 1e4 + 1e-6 : pow(10, (double)below(600) - 300), bad);
-			break;
-		case 3: sb_puts(b, "\"time_ms\":"); gen_num(b, (unit() - 0.3) * 1e6, bad); break;
-		case 4:
-			sb_puts(b, "\"ignore\":[");
-			for (m = (int)below(5) - 1; m >= 0; m--) {
-				ws(b);
-				gen_id(b, bad);
-				if (m)
-					sb_putc(b, ',');
-			}
-			sb_putc(b, ']');
-			break;
-		default:
-			sb_puts(b, "\"layers\":[");
-			for (m = (int)below(4) - 1; m >= 0; m--) {
-				unsigned l = below(32);
-
-				if (bad && below(20) == 0)
-					sb_puts(b, below(2) ? "32" : "1.5");
-				else if (below(3) == 0)
-					put_num(b, l);
-				else {
-					char t[8];
-
-					snprintf(t, sizeof(t), "%u", l);
-					sb_puts(b, t);
-				}
-				if (m)
-					sb_putc(b, ',');
-			}
-			sb_putc(b, ']');
-		}
-		ws(b);
-	}
-	sb_putc(b, '}');
-}
-
-/* A batch body for static_only; bad: now and then something refused. */
-static void gen_body(struct sb *b, int static_only, int bad)
-{
-	static const char *const modes[] = { "closest", "all", "any", "cl\\u006fsest", "nearest" };
-	unsigned n = 1 + (below(8) ? below(6) : below(70)), k, top = below(3);
-
-	if (!bad && n > lim.max_batch)
-		n = lim.max_batch;
-	ws(b);
-	sb_putc(b, '{');
-	ws(b);
-	if (top == 1) {
-		sb_puts(b, "\"mode\":\"all\",\"max_hits\":");
-		if (bad) {
-			put_num(b, below(70000));
-		} else {
-			char t[16];
-
-			snprintf(t, sizeof(t), "%u", 1 + below(65536));
-			sb_puts(b, t);
-		}
-		sb_putc(b, ',');
-	}
-	sb_puts(b, "\"shots\":");
-	ws(b);
-	sb_putc(b, '[');
-	for (k = 0; k < n; k++) {
-		ws(b);
-		gen_shot(b, bad);
-		ws(b);
-		if (k + 1 < n)
-			sb_putc(b, ',');
-	}
-	sb_putc(b, ']');
-	if (top == 2) {
-		unsigned mi = bad ? below(5) : below(4);
-
-		if (!bad && !static_only && mi == 2)
-			mi = 0;
-		sb_puts(b, ",\"mode\":\"");
-		sb_puts(b, modes[mi]);
-		sb_putc(b, '"');
-	}
-	ws(b);
-	sb_putc(b, '}');
-	ws(b);
-}
 
 /* ---- the two paths */
 
@@ -334,9 +110,9 @@ START_TEST(test_random_valid)
 
 	for (it = 0; it < 3000; it++) {
 		struct sb b = { 0 };
-		int bad = it % 10 == 9, st = (int)below(2), tree_ok;
+		int bad = it % 10 == 9, st = (int)shotgen_below(2), tree_ok;
 
-		gen_body(&b, st, bad);
+		shotgen_body(&b, lim.max_batch, st, bad);
 		taken += (unsigned)cross_check(b.p, b.len, st, !bad, &tree_ok);
 		plain += !bad && tree_ok;
 		free(b.p);
@@ -358,13 +134,13 @@ static void mutate(struct sb *b)
 		"\"mode\":\"all\",", "\"max_hits\":3,", "\"foo\":1,", "\"time_ms\":null,",
 		"\"layers\":[31],", "\"ignore\":[],", "\"max_distance\":0,", ",{}", "0000000000",
 	};
-	size_t at = b->len ? below((unsigned)b->len + 1) : 0, n;
+	size_t at = b->len ? shotgen_below((unsigned)b->len + 1) : 0, n;
 	struct sb o = { 0 };
 
 	sb_putn(&o, "", 0);
-	switch (below(5)) {
+	switch (shotgen_below(5)) {
 	case 0:		/* delete 1..3 bytes */
-		n = 1 + below(3);
+		n = 1 + shotgen_below(3);
 		if (at + n > b->len)
 			n = b->len - at;
 		sb_putn(&o, b->p, at);
@@ -372,16 +148,16 @@ static void mutate(struct sb *b)
 		break;
 	case 1:		/* insert a token */
 		sb_putn(&o, b->p, at);
-		sb_puts(&o, tokens[below(sizeof(tokens) / sizeof(tokens[0]))]);
+		sb_puts(&o, tokens[shotgen_below(sizeof(tokens) / sizeof(tokens[0]))]);
 		sb_putn(&o, b->p + at, b->len - at);
 		break;
 	case 2:		/* replace a byte */
 		sb_putn(&o, b->p, b->len);
 		if (at < b->len)
-			o.p[at] = "{}[],:\"\\ 0159.eE-+nx\x7f"[below(22)];
+			o.p[at] = "{}[],:\"\\ 0159.eE-+nx\x7f"[shotgen_below(22)];
 		break;
 	case 3:		/* repeat a piece */
-		n = below(40);
+		n = shotgen_below(40);
 		if (at + n > b->len)
 			n = b->len - at;
 		sb_putn(&o, b->p, at + n);
@@ -400,10 +176,10 @@ START_TEST(test_random_mutations)
 
 	for (it = 0; it < 20000; it++) {
 		struct sb b = { 0 };
-		int st = (int)below(2), k, tree_ok;
+		int st = (int)shotgen_below(2), k, tree_ok;
 
-		gen_body(&b, st, 0);
-		for (k = 0; k < 1 + (int)below(3); k++)
+		shotgen_body(&b, lim.max_batch, st, 0);
+		for (k = 0; k < 1 + (int)shotgen_below(3); k++)
 			mutate(&b);
 		taken += (unsigned)cross_check(b.p, b.len, st, 0, &tree_ok);
 		free(b.p);
@@ -482,35 +258,35 @@ static void assert_same_answer(const struct api_response *a, const struct api_re
 /* Shots at the cube and the entity (from z = -8 towards +z), random members. */
 static void gen_aimed(struct sb *b, int static_only)
 {
-	unsigned n = 1 + below(12), k;
+	unsigned n = 1 + shotgen_below(12), k;
 	char t[64];
 
 	sb_puts(b, "{\"shots\":[");
 	for (k = 0; k < n; k++) {
 		snprintf(t, sizeof(t), "%s{\"direction\":[", k ? "," : "");
 		sb_puts(b, t);
-		put_num(b, (unit() - 0.5) * 0.2);
+		shotgen_num(b, (shotgen_unit() - 0.5) * 0.2);
 		sb_putc(b, ',');
-		put_num(b, (unit() - 0.5) * 0.2);
+		shotgen_num(b, (shotgen_unit() - 0.5) * 0.2);
 		sb_puts(b, ",1],\"origin\":[");
-		put_num(b, (unit() - 0.5) * 3);
+		shotgen_num(b, (shotgen_unit() - 0.5) * 3);
 		sb_putc(b, ',');
-		put_num(b, (unit() - 0.5) * 3);
+		shotgen_num(b, (shotgen_unit() - 0.5) * 3);
 		sb_puts(b, ",-8]");
-		if (below(3) == 0)
-			sb_puts(b, below(2) ? ",\"ignore\":[\"p1\"]" : ",\"ignore\":[\"p\\u0031\",\"x\"]");
-		if (below(3) == 0)
-			sb_puts(b, below(2) ? ",\"layers\":[1]" : ",\"layers\":[2,5]");
-		if (below(3) == 0)
-			sb_puts(b, ",\"max_distance\":"), put_num(b, 1 + unit() * 8);
-		if (!static_only && below(2))
-			sb_puts(b, ",\"time_ms\":"), put_num(b, unit() * 100);
+		if (shotgen_below(3) == 0)
+			sb_puts(b, shotgen_below(2) ? ",\"ignore\":[\"p1\"]" : ",\"ignore\":[\"p\\u0031\",\"x\"]");
+		if (shotgen_below(3) == 0)
+			sb_puts(b, shotgen_below(2) ? ",\"layers\":[1]" : ",\"layers\":[2,5]");
+		if (shotgen_below(3) == 0)
+			sb_puts(b, ",\"max_distance\":"), shotgen_num(b, 1 + shotgen_unit() * 8);
+		if (!static_only && shotgen_below(2))
+			sb_puts(b, ",\"time_ms\":"), shotgen_num(b, shotgen_unit() * 100);
 		sb_putc(b, '}');
 	}
 	sb_putc(b, ']');
-	if (below(2))
-		sb_puts(b, static_only && below(2) ? ",\"mode\":\"any\"" :
-			   below(2) ? ",\"mode\":\"all\",\"max_hits\":1" : ",\"mode\":\"all\"");
+	if (shotgen_below(2))
+		sb_puts(b, static_only && shotgen_below(2) ? ",\"mode\":\"any\"" :
+			   shotgen_below(2) ? ",\"mode\":\"all\",\"max_hits\":1" : ",\"mode\":\"all\"");
 	sb_putc(b, '}');
 }
 
@@ -523,7 +299,7 @@ START_TEST(test_handler_same_answers)
 		struct world_shots_req q;
 		struct sb b = { 0 };
 		char *esc;
-		int st = (int)below(2);
+		int st = (int)shotgen_below(2);
 
 		gen_aimed(&b, st);
 		ck_assert_int_eq(world_shots_direct(b.p, b.len, &lim, st, &q), 1);
