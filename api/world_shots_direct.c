@@ -11,11 +11,12 @@
 #include "world_fields.h"
 
 /*
- * Every value goes through the tree path's own rules: numbers through
- * json_cursor_number (the parser's conversion), layers, ids and the mode
- * through wf_layer, wf_id and wf_mode on a cJSON node standing for the value,
- * the ray through wf_shot_ray. Anything else is declined, never judged here:
- * an escaped key, null, a missing or repeated member, a wrong type, a rule
+ * Every value goes through the parser's and the tree path's own code:
+ * numbers through json_cursor_number, strings (ids, the mode) through
+ * json_cursor_string (escapes included), layers, ids and the mode through
+ * wf_layer, wf_id and wf_mode on a cJSON node standing for the value, the
+ * ray through wf_shot_ray. Anything else is declined, never judged here: an
+ * escaped key, null, a missing or repeated member, a wrong type, a rule
  * broken, a limit passed. So the only errors are the tree path's.
  */
 
