@@ -145,7 +145,8 @@ static void gen_shot(struct sb *b, int bad)
 		case 1: sb_puts(b, "\"direction\":"); ws(b); gen_vec(b, 1, bad); break;
 		case 2:
 			sb_puts(b, "\"max_distance\":");
-			gen_num(b, shotgen_below(4) ? shotgen_unit() * 1e4 + 1e-6 : pow(10, (double)shotgen_below(600) - 300), bad);
+			gen_num(b, shotgen_below(4) ? shotgen_unit() * 1e4 + 1e-6
+						    : pow(10, (double)shotgen_below(600) - 300), bad);
 			break;
 		case 3: sb_puts(b, "\"time_ms\":"); gen_num(b, (shotgen_unit() - 0.3) * 1e6, bad); break;
 		case 4:
@@ -187,7 +188,8 @@ static void gen_shot(struct sb *b, int bad)
 void shotgen_body(struct sb *b, size_t max_batch, int static_only, int bad)
 {
 	static const char *const modes[] = { "closest", "all", "any", "cl\\u006fsest", "nearest" };
-	unsigned n = 1 + (shotgen_below(8) ? shotgen_below(6) : shotgen_below(70)), k, top = shotgen_below(3);
+	unsigned n = 1 + (shotgen_below(8) ? shotgen_below(6) : shotgen_below(70)), k;
+	unsigned top = shotgen_below(3);
 
 	if (!bad && n > max_batch)
 		n = (unsigned)max_batch;

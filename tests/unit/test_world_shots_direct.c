@@ -222,7 +222,8 @@ static void setup(void)
 	ck_assert_int_eq(world_registry_new(&ctx.worlds), CORE_OK);
 	ctx.limits = lim;
 	call_ok("PUT", "/v1/meshes/cube", cube_json, 201);
-	call_ok("PUT", "/v1/worlds/w", "{\"static\":[{\"id\":\"level\",\"mesh\":\"cube\",\"layer\":2}]}", 201);
+	call_ok("PUT", "/v1/worlds/w",
+		"{\"static\":[{\"id\":\"level\",\"mesh\":\"cube\",\"layer\":2}]}", 201);
 	call_ok("POST", "/v1/worlds/w/snapshots",
 		"{\"tick\":1,\"time_ms\":0,\"entities\":[{\"id\":\"p1\",\"layer\":1,\"hitboxes\":"
 		"[{\"id\":\"h\",\"shape\":\"sphere\",\"center\":[0.5,0,-3],\"radius\":0.5}]}]}", 204);
@@ -319,7 +320,8 @@ START_TEST(test_handler_same_answers)
 			free(e.p);
 		}
 		assert_same_answer(&ra, &rb, b.p);
-		ck_assert_msg(ra.status == 200, "%d %s: %s", ra.status, api_response_body(&ra, &(size_t){ 0 }), b.p);
+		ck_assert_msg(ra.status == 200, "%d %s: %s", ra.status,
+			      api_response_body(&ra, &(size_t){ 0 }), b.p);
 		hits += strstr(api_response_body(&ra, &(size_t){ 0 }), "\"hit\":\"") != NULL;
 		api_response_release(&ra);
 		api_response_release(&rb);
