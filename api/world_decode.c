@@ -319,6 +319,7 @@ void world_shots_req_release(struct world_shots_req *q)
 {
 	free(q->shots);
 	free(q->ignore);
+	free(q->ids);
 	memset(q, 0, sizeof(*q));
 }
 
@@ -347,10 +348,8 @@ static enum api_err decode_shot(const cJSON *obj, const struct jpath *p, int che
 	struct jpath pd = { p, "direction", 0 }, pt = { p, "time_ms", 0 };
 	struct jpath pl = { p, "layers", 0 }, pg = { p, "ignore", 0 };
 	struct shot_fields x;
-	const double *d;
 	enum api_err e;
 	const cJSON *c;
-	double len;
 	size_t i = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -358,13 +357,9 @@ static enum api_err decode_shot(const cJSON *obj, const struct jpath *p, int che
 		  : fields_read(obj, p, shot_rows, FIELD_COUNT(shot_rows), &x, f);
 	if (e)
 		return e;
-	s->ray.origin = vec3_from(x.origin.v);
-	d = x.direction.v;
-	len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-	if (!(len > 0) || !isfinite(len))
+	if (wf_shot_ray(x.origin.v, x.direction.v,
+			x.max_distance.given ? &x.max_distance.v[0] : NULL, &s->ray))
 		return fail_at(f, API_INVALID_REQUEST, &pd, "must not be zero");
-	s->ray.dir = v3((float)(d[0] / len), (float)(d[1] / len), (float)(d[2] / len));
-	s->ray.tmax = x.max_distance.given ? tmax_from(x.max_distance.v[0]) : INFINITY;
 	if (x.time_ms.given) {
 		if (!num_ok(x.time_ms.raw, &s->time_ms))
 			return fail_at(f, API_INVALID_REQUEST, &pt, "must be a finite number");
@@ -417,31 +412,6 @@ static enum api_err count_ignore(const cJSON *shot, const struct jpath *p, size_
 	return API_OK;
 }
 
-/* "mode" and "max_hits" of the top level x into q. */
-static enum api_err read_mode(const struct shot_fields *x, int static_only,
-			      struct world_shots_req *q, struct api_fail *f)
-{
-	static const char *const hitscan_modes[] = { "closest", "all", NULL };
-	static const char *const raycast_modes[] = { "closest", "any", "all", NULL };
-	static const enum hit_mode hitscan_as[] = { HIT_CLOSEST, HIT_ALL };
-	static const enum hit_mode raycast_as[] = { HIT_CLOSEST, HIT_ANY, HIT_ALL };
-	struct jpath pm = { NULL, "mode", 0 }, ph = { NULL, "max_hits", 0 };
-	size_t mh = RAY_MAX_HITS_DEFAULT;
-	enum api_err e;
-	int m = 0;
-
-	if (x->mode.given && (e = read_enum(x->mode.raw, &pm,
-					    static_only ? raycast_modes : hitscan_modes, &m, f)))
-		return e;
-	q->mode = static_only ? raycast_as[m] : hitscan_as[m];
-	if (x->max_hits.given && q->mode != HIT_ALL)	/* as on the mesh queries */
-		return fail_at(f, API_INVALID_REQUEST, &ph, "only with mode \"all\"");
-	if (x->max_hits.given && (e = read_uint(x->max_hits.raw, &ph, 1, RAY_MAX_HITS_CAP, &mh, f)))
-		return e;
-	q->max_hits = (uint32_t)mh;
-	return API_OK;
-}
-
 /* The shots' count into q->n and their ignore ids into *nign. */
 static enum api_err count_shots(const cJSON *root, const struct shot_fields *x,
 				const struct api_limits *lim, struct world_shots_req *q,
@@ -490,7 +460,7 @@ enum api_err decode_world_shots(const cJSON *root, const struct api_limits *lim,
 
 	memset(q, 0, sizeof(*q));
 	if ((e = fields_decode(root, NULL, top_rows, FIELD_COUNT(top_rows), &x, f)) ||
-	    (e = read_mode(&x, static_only, q, f)))
+	    (e = wf_mode(x.mode.raw, x.max_hits.raw, static_only, &q->mode, &q->max_hits, f)))
 		goto fail;
 	single = x.origin.given || x.direction.given || x.max_distance.given ||
 		 x.time_ms.given || x.ignore.given || x.layers.given;

@@ -3,7 +3,8 @@
  * message naming its field by path ("entities[3].hitboxes[0].radius: ...").
  *
  * Strings in the structs point into the cJSON tree: keep the tree until
- * core has copied them (world_new, world_ingest) or the answer is encoded.
+ * core has copied them (world_new, world_ingest) or the answer is encoded
+ * (but for world_shots_direct's, which the struct owns).
  * On failure the struct is left empty (its release is a no-op).
  */
 #ifndef API_WORLD_DECODE_H
@@ -48,6 +49,7 @@ struct world_shots_req {
 	size_t n;
 	struct world_shot *shots;
 	const char **ignore;		/* every shot's ignore ids, one array */
+	char *ids;			/* world_shots_direct: the ids' bytes (else NULL) */
 	enum hit_mode mode;		/* hitscan: closest or all; raycast: closest, any or all */
 	uint32_t max_hits;
 };
@@ -66,5 +68,18 @@ void snapshot_req_release(struct snapshot_req *q);
 enum api_err decode_world_shots(const cJSON *root, const struct api_limits *lim, int static_only,
 				struct world_shots_req *q, struct api_fail *f);
 void world_shots_req_release(struct world_shots_req *q);
+
+/*
+ * The fast path of decode_world_shots: a batch body (top-level "shots",
+ * optional "mode" and "max_hits") read straight from its text body[0..len)
+ * into q, with no tree; the ignore ids are copied into q->ids. Returns 1
+ * when decoded: q is then what json_parse + decode_world_shots would give
+ * (the same numbers, bit for bit). Returns 0, q left empty, whenever
+ * anything is not plainly valid (a syntax error, an unknown, repeated or
+ * null member, a wrong type, a value or limit refused, the single-shot
+ * form): the caller then takes the tree path, which answers the exact error.
+ */
+int world_shots_direct(const char *body, size_t len, const struct api_limits *lim,
+		       int static_only, struct world_shots_req *q);
 
 #endif

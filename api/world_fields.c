@@ -1,9 +1,11 @@
 /* world_fields.c - the values only the /v1/worlds bodies have (ids, layers,
  * radii, float32 placements), read with the shared helpers of decode_fields.h. */
 #include <float.h>
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
+#include "decode.h"
 #include "decode_fields.h"
 #include "world_decode.h"
 #include "world_fields.h"
@@ -148,5 +150,44 @@ enum api_err wf_radius(const cJSON *v, const struct jpath *p, float *out, struct
 	if (!num_ok(v, &d) || d < 0 || d > FLT_MAX)
 		return fail_at(f, API_INVALID_REQUEST, p, "must be a finite number >= 0");
 	*out = (float)d;
+	return API_OK;
+}
+
+/* A shot's ray: origin and direction as read_vec3 gives them, the direction
+ * normalised in double, then rounded to float; max_distance (> 0) by tmax_from. */
+int wf_shot_ray(const double o[3], const double d[3], const double *max_distance,
+		struct ray *r)
+{
+	double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+
+	r->origin = vec3_from(o);
+	if (!(len > 0) || !isfinite(len))
+		return -1;
+	r->dir = v3((float)(d[0] / len), (float)(d[1] / len), (float)(d[2] / len));
+	r->tmax = max_distance ? tmax_from(*max_distance) : INFINITY;
+	return 0;
+}
+
+/* The top level's "mode" and "max_hits" (each NULL when absent). */
+enum api_err wf_mode(const cJSON *mode, const cJSON *max_hits, int static_only,
+		     enum hit_mode *out, uint32_t *out_max_hits, struct api_fail *f)
+{
+	static const char *const hitscan_modes[] = { "closest", "all", NULL };
+	static const char *const raycast_modes[] = { "closest", "any", "all", NULL };
+	static const enum hit_mode hitscan_as[] = { HIT_CLOSEST, HIT_ALL };
+	static const enum hit_mode raycast_as[] = { HIT_CLOSEST, HIT_ANY, HIT_ALL };
+	struct jpath pm = { NULL, "mode", 0 }, ph = { NULL, "max_hits", 0 };
+	size_t mh = RAY_MAX_HITS_DEFAULT;
+	enum api_err e;
+	int m = 0;
+
+	if (mode && (e = read_enum(mode, &pm, static_only ? raycast_modes : hitscan_modes, &m, f)))
+		return e;
+	*out = static_only ? raycast_as[m] : hitscan_as[m];
+	if (max_hits && *out != HIT_ALL)	/* as on the mesh queries */
+		return fail_at(f, API_INVALID_REQUEST, &ph, "only with mode \"all\"");
+	if (max_hits && (e = read_uint(max_hits, &ph, 1, RAY_MAX_HITS_CAP, &mh, f)))
+		return e;
+	*out_max_hits = (uint32_t)mh;
 	return API_OK;
 }

@@ -32,4 +32,15 @@ enum api_err wf_radius(const cJSON *v, const struct jpath *p, float *out, struct
 enum api_err wf_placement(const cJSON *v, const struct jpath *p, int allow_matrix,
 			  struct xform *xf, struct hitbox_in *h, struct api_fail *f);
 
+/* A shot's ray from its origin and direction (read_vec3's values) and
+ * max_distance (> 0; NULL: none, tmax INFINITY): the direction normalised in
+ * double, then rounded to float. 0, or -1 when the direction is zero. */
+int wf_shot_ray(const double o[3], const double d[3], const double *max_distance,
+		struct ray *r);
+/* The top level's "mode" (NULL: absent, "closest") and "max_hits" (NULL:
+ * absent, RAY_MAX_HITS_DEFAULT; only with mode "all"); static_only
+ * (/raycast) also allows "any". */
+enum api_err wf_mode(const cJSON *mode, const cJSON *max_hits, int static_only,
+		     enum hit_mode *out, uint32_t *out_max_hits, struct api_fail *f);
+
 #endif

@@ -393,12 +393,15 @@ static void world_query(const struct api_ctx *ctx, const struct api_request *req
 
 	/* the workers wake while the body is parsed */
 	batch_pool_warm(ctx->pool, req->body_len / WORLD_SHOT_BYTES, WORLD_SPLIT_MIN);
-	root = parse(req, &arena, resp);
-	if (!root)
-		goto out_release_arena;
-	if (decode_world_shots(root, &ctx->limits, static_only, &q, &f)) {
-		api_respond_fail(resp, &f);
-		goto out_release_arena;
+	/* a plainly valid batch without a tree; anything else (every error) the tree's way */
+	if (!world_shots_direct(req->body, req->body_len, &ctx->limits, static_only, &q)) {
+		root = parse(req, &arena, resp);
+		if (!root)
+			goto out_release_arena;
+		if (decode_world_shots(root, &ctx->limits, static_only, &q, &f)) {
+			api_respond_fail(resp, &f);
+			goto out_release_arena;
+		}
 	}
 	w = lookup(ctx, m, resp);
 	if (!w)

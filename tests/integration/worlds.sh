@@ -90,6 +90,11 @@ test_expect 'a batch of shots at random past times matches positions computed he
 	jexpect 200 POST $W/hitscan "$(cat "$TMP/batch.json")" &&
 	jcheck "(lambda w: len(j[\"results\"]) == len(w) > 15 and all((r.get(\"hitbox\") == e[0] if e[0] == \"head\" else r.get(\"instance\") == \"wall\") and near(r[\"distance\"], e[1], 1e-4) and near(r[\"time_ms\"], e[2], 1e-9) for r, e in zip(j[\"results\"], w)))(json.load(open(\"$TMP/expect.json\")))"
 '
+test_expect 'the same batch read by the fast decoder and by the tree (a key escaped): byte-identical answers' '
+	jexpect 200 POST $W/hitscan "$(cat "$TMP/batch.json")" && body_save fast &&
+	jexpect 200 POST $W/hitscan "$(sed "s/\"shots\"/\"sh\\\\u006fts\"/" "$TMP/batch.json")" && body_same fast &&
+	jexpect 200 POST $W/hitscan "$(cat "$TMP/batch.json" | sed "s/\"origin\"/\"\\\\u006frigin\"/g")" && body_same fast
+'
 test_expect 'layers: without layer 1 the target is not there; ignore skips the shooter' '
 	jexpect 200 POST $W/hitscan "$(shot 0 "\"time_ms\": 1000, \"layers\": [0]")" &&
 	jcheck "j[\"hit\"] == \"static\" and j[\"instance\"] == \"wall\"" &&

@@ -1,0 +1,20 @@
+/* shotgen.h - random bodies of POST /v1/worlds/{world}/hitscan and /raycast
+ * for the suites: the batch form, members in random order, random whitespace
+ * and number spellings; one seeded sequence (the same every run). */
+#ifndef TESTS_SHOTGEN_H
+#define TESTS_SHOTGEN_H
+
+#include <stddef.h>
+
+#include "teststr.h"
+
+unsigned shotgen_below(unsigned n);	/* [0, n) */
+double shotgen_unit(void);		/* [0, 1) */
+/* v spelt one of many ways (%.17g, %.3f, exponents, integers, 25 digits...). */
+void shotgen_num(struct sb *b, double v);
+/* A batch body of 1..70 shots for static_only (/raycast) or not; !bad: valid
+ * but for the rare zero max_distance or direction a spelling rounds to, and
+ * at most max_batch shots; bad: now and then a value or limit refused. */
+void shotgen_body(struct sb *b, size_t max_batch, int static_only, int bad);
+
+#endif

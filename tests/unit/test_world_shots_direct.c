@@ -1,0 +1,516 @@
+/* test_world_shots_direct.c - world_shots_direct (the tree-free shots decoder)
+ * against the tree path (api_json_parse_in + decode_world_shots) as oracle:
+ * the same struct on random valid bodies, never an acceptance the tree
+ * refuses on mutated ones, and through api_handle the same answers. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "buf.h"
+#include "decode.h"
+#include "encode.h"
+#include "json.h"
+#include "store.h"
+#include "shotgen.h"
+#include "teststr.h"
+#include "world_decode.h"
+#include "world_registry.h"
+
+static const struct api_limits lim = { 64, 1u << 20, 64, 0, 1u << 20, 1u << 20, 0 };
+
+/* ---- the two paths */
+
+/* The tree path's reading of body into q (API_OK) or f; a keeps the tree. */
+static enum api_err tree_decode(const char *body, size_t len, int static_only,
+				struct json_arena *a, struct world_shots_req *q, struct api_fail *f)
+{
+	cJSON *root;
+	enum api_err e;
+
+	memset(q, 0, sizeof(*q));
+	if ((e = api_json_parse_in(body, len, a, &root, f)))
+		return e;
+	return decode_world_shots(root, &lim, static_only, q, f);
+}
+
+static int same_bits(const void *a, const void *b, size_t n)
+{
+	return memcmp(a, b, n) == 0;
+}
+
+/* a and b field by field: floats and doubles bitwise, ids by content. */
+static void assert_same(const struct world_shots_req *a, const struct world_shots_req *b,
+			const char *body)
+{
+	size_t i, k;
+
+	ck_assert_msg(a->batch == b->batch && a->n == b->n && a->mode == b->mode &&
+		      a->max_hits == b->max_hits, "header differs: %s", body);
+	for (i = 0; i < a->n; i++) {
+		const struct world_shot *s = &a->shots[i], *t = &b->shots[i];
+
+		ck_assert_msg(same_bits(&s->ray.origin.x, &t->ray.origin.x, sizeof(float)) &&
+			      same_bits(&s->ray.origin.y, &t->ray.origin.y, sizeof(float)) &&
+			      same_bits(&s->ray.origin.z, &t->ray.origin.z, sizeof(float)) &&
+			      same_bits(&s->ray.dir.x, &t->ray.dir.x, sizeof(float)) &&
+			      same_bits(&s->ray.dir.y, &t->ray.dir.y, sizeof(float)) &&
+			      same_bits(&s->ray.dir.z, &t->ray.dir.z, sizeof(float)) &&
+			      same_bits(&s->ray.tmax, &t->ray.tmax, sizeof(float)),
+			      "shot %zu ray differs: %s", i, body);
+		ck_assert_msg(s->has_time == t->has_time &&
+			      same_bits(&s->time_ms, &t->time_ms, sizeof(double)) &&
+			      s->layers == t->layers, "shot %zu time/layers differ: %s", i, body);
+		ck_assert_msg(s->nignore == t->nignore && !s->ignore == !t->ignore,
+			      "shot %zu ignore differs: %s", i, body);
+		for (k = 0; k < s->nignore; k++)
+			ck_assert_msg(strcmp(s->ignore[k], t->ignore[k]) == 0,
+				      "shot %zu ignore[%zu] \"%s\" != \"%s\": %s", i, k, s->ignore[k],
+				      t->ignore[k], body);
+	}
+}
+
+/* Both paths on body[0..len) (an exact-size copy, no NUL after it); 1 when
+ * the fast path took it. When required, a body the tree accepts must be
+ * taken by the fast path too. */
+static int cross_check(const char *text, size_t len, int static_only, int required, int *tree_ok)
+{
+	struct json_arena a = JSON_ARENA_INIT;
+	struct world_shots_req q, t;
+	struct api_fail f;
+	char *body = malloc(len ? len : 1);
+	int d;
+
+	ck_assert_ptr_nonnull(body);
+	memcpy(body, text, len);
+	d = world_shots_direct(body, len, &lim, static_only, &q);
+	*tree_ok = tree_decode(body, len, static_only, &a, &t, &f) == API_OK;
+	if (d) {
+		ck_assert_msg(*tree_ok, "fast path took what the tree refuses (%s): %.*s", f.msg,
+			      (int)len, text);
+		assert_same(&q, &t, text);
+	} else {
+		ck_assert_msg(q.n == 0 && !q.shots && !q.ignore && !q.ids, "declined, not left empty");
+		ck_assert_msg(!required || !*tree_ok, "fast path declined a plain valid body: %.*s",
+			      (int)len, text);
+	}
+	world_shots_req_release(&q);
+	world_shots_req_release(&t);
+	json_arena_release(&a);
+	free(body);
+	return d;
+}
+
+START_TEST(test_random_valid)
+{
+	unsigned it, taken = 0, plain = 0;
+
+	for (it = 0; it < 3000; it++) {
+		struct sb b = { 0 };
+		int bad = it % 10 == 9, st = (int)shotgen_below(2), tree_ok;
+
+		shotgen_body(&b, lim.max_batch, st, bad);
+		taken += (unsigned)cross_check(b.p, b.len, st, !bad, &tree_ok);
+		plain += !bad && tree_ok;
+		free(b.p);
+	}
+	/* most plain bodies are valid, and the fast path takes every one */
+	ck_assert_uint_ge(plain, 2000);
+	ck_assert_uint_ge(taken, plain);
+}
+END_TEST
+
+/* One random edit of b: bytes deleted, inserted, replaced, a piece repeated,
+ * or the end cut. */
+static void mutate(struct sb *b)
+{
+	static const char *const tokens[] = {
+		"{", "}", "[", "]", ",", ":", "\"", "\\", " ", "0", "9", ".", "e", "-", "+", "null",
+		"\"x\"", "1e999", "\"\\u0000\"", "\x01", "\xff", "\xc3", "{}", "[]", "true",
+		"\"origin\":[0,0,0],", "\"shots\":[{\"origin\":[0,0,0],\"direction\":[1,0,0]}],",
+		"\"mode\":\"all\",", "\"max_hits\":3,", "\"foo\":1,", "\"time_ms\":null,",
+		"\"layers\":[31],", "\"ignore\":[],", "\"max_distance\":0,", ",{}", "0000000000",
+	};
+	size_t at = b->len ? shotgen_below((unsigned)b->len + 1) : 0, n;
+	struct sb o = { 0 };
+
+	sb_putn(&o, "", 0);
+	switch (shotgen_below(5)) {
+	case 0:		/* delete 1..3 bytes */
+		n = 1 + shotgen_below(3);
+		if (at + n > b->len)
+			n = b->len - at;
+		sb_putn(&o, b->p, at);
+		sb_putn(&o, b->p + at + n, b->len - at - n);
+		break;
+	case 1:		/* insert a token */
+		sb_putn(&o, b->p, at);
+		sb_puts(&o, tokens[shotgen_below(sizeof(tokens) / sizeof(tokens[0]))]);
+		sb_putn(&o, b->p + at, b->len - at);
+		break;
+	case 2:		/* replace a byte */
+		sb_putn(&o, b->p, b->len);
+		if (at < b->len)
+			o.p[at] = "{}[],:\"\\ 0159.eE-+nx\x7f"[shotgen_below(22)];
+		break;
+	case 3:		/* repeat a piece */
+		n = shotgen_below(40);
+		if (at + n > b->len)
+			n = b->len - at;
+		sb_putn(&o, b->p, at + n);
+		sb_putn(&o, b->p + at, b->len - at);
+		break;
+	default:	/* cut the end */
+		sb_putn(&o, b->p, at);
+	}
+	free(b->p);
+	*b = o;
+}
+
+START_TEST(test_random_mutations)
+{
+	unsigned it, taken = 0;
+
+	for (it = 0; it < 20000; it++) {
+		struct sb b = { 0 };
+		int st = (int)shotgen_below(2), k, tree_ok;
+
+		shotgen_body(&b, lim.max_batch, st, 0);
+		for (k = 0; k < 1 + (int)shotgen_below(3); k++)
+			mutate(&b);
+		taken += (unsigned)cross_check(b.p, b.len, st, 0, &tree_ok);
+		free(b.p);
+	}
+	/* some edits keep the body valid (a digit, whitespace): the check bites */
+	ck_assert_uint_ge(taken, 1000);
+}
+END_TEST
+
+/* ---- through api_handle: a world with a cube and one entity */
+
+static struct api_ctx ctx;
+
+static const char cube_json[] =
+	"{\"vertices\":[[-1,-1,-1],[1,-1,-1],[1,1,-1],[-1,1,-1],[-1,-1,1],[1,-1,1],[1,1,1],[-1,1,1]],"
+	"\"triangles\":[[0,2,1],[0,3,2],[4,5,6],[4,6,7],[0,1,5],[0,5,4],[2,3,7],[2,7,6],"
+	"[1,2,6],[1,6,5],[0,4,7],[0,7,3]]}";
+
+static void call(const char *method, const char *path, const char *body, size_t len,
+		 struct api_response *resp)
+{
+	struct api_request rq = { method, path, "application/json", body, len, API_AUTH_WRITE, NULL };
+
+	api_handle(&ctx, &rq, resp);
+}
+
+static void call_ok(const char *method, const char *path, const char *body, int status)
+{
+	struct api_response r;
+
+	call(method, path, body, strlen(body), &r);
+	ck_assert_int_eq(r.status, status);
+	api_response_release(&r);
+}
+
+static void setup(void)
+{
+	memset(&ctx, 0, sizeof(ctx));
+	ck_assert_int_eq(store_new(&ctx.store), CORE_OK);
+	ck_assert_int_eq(world_registry_new(&ctx.worlds), CORE_OK);
+	ctx.limits = lim;
+	call_ok("PUT", "/v1/meshes/cube", cube_json, 201);
+	call_ok("PUT", "/v1/worlds/w",
+		"{\"static\":[{\"id\":\"level\",\"mesh\":\"cube\",\"layer\":2}]}", 201);
+	call_ok("POST", "/v1/worlds/w/snapshots",
+		"{\"tick\":1,\"time_ms\":0,\"entities\":[{\"id\":\"p1\",\"layer\":1,\"hitboxes\":"
+		"[{\"id\":\"h\",\"shape\":\"sphere\",\"center\":[0.5,0,-3],\"radius\":0.5}]}]}", 204);
+	call_ok("POST", "/v1/worlds/w/snapshots",
+		"{\"tick\":2,\"time_ms\":100,\"entities\":[{\"id\":\"p1\",\"layer\":1,\"hitboxes\":"
+		"[{\"id\":\"h\",\"shape\":\"sphere\",\"center\":[-0.5,0,-3],\"radius\":0.5}]}]}", 204);
+}
+
+static void teardown(void)
+{
+	world_registry_free(ctx.worlds);
+	store_free(ctx.store);
+}
+
+/* The handler's answer to body on hitscan (static_only 0) or raycast. */
+static void answer(const char *body, int static_only, struct api_response *r)
+{
+	call("POST", static_only ? "/v1/worlds/w/raycast" : "/v1/worlds/w/hitscan", body,
+	     strlen(body), r);
+}
+
+static void assert_same_answer(const struct api_response *a, const struct api_response *b,
+			       const char *what)
+{
+	size_t la, lb;
+	const char *ba = api_response_body(a, &la), *bb = api_response_body(b, &lb);
+
+	ck_assert_msg(a->status == b->status && la == lb && memcmp(ba, bb, la) == 0,
+		      "answers differ for %s: %d %.*s | %d %.*s", what, a->status, (int)la, ba,
+		      b->status, (int)lb, bb);
+}
+
+/* Shots at the cube and the entity (from z = -8 towards +z), random members. */
+static void gen_aimed(struct sb *b, int static_only)
+{
+	unsigned n = 1 + shotgen_below(12), k;
+	char t[64];
+
+	sb_puts(b, "{\"shots\":[");
+	for (k = 0; k < n; k++) {
+		snprintf(t, sizeof(t), "%s{\"direction\":[", k ? "," : "");
+		sb_puts(b, t);
+		shotgen_num(b, (shotgen_unit() - 0.5) * 0.2);
+		sb_putc(b, ',');
+		shotgen_num(b, (shotgen_unit() - 0.5) * 0.2);
+		sb_puts(b, ",1],\"origin\":[");
+		shotgen_num(b, (shotgen_unit() - 0.5) * 3);
+		sb_putc(b, ',');
+		shotgen_num(b, (shotgen_unit() - 0.5) * 3);
+		sb_puts(b, ",-8]");
+		if (shotgen_below(3) == 0)
+			sb_puts(b, shotgen_below(2) ? ",\"ignore\":[\"p1\"]" : ",\"ignore\":[\"p\\u0031\",\"x\"]");
+		if (shotgen_below(3) == 0)
+			sb_puts(b, shotgen_below(2) ? ",\"layers\":[1]" : ",\"layers\":[2,5]");
+		if (shotgen_below(3) == 0)
+			sb_puts(b, ",\"max_distance\":"), shotgen_num(b, 1 + shotgen_unit() * 8);
+		if (!static_only && shotgen_below(2))
+			sb_puts(b, ",\"time_ms\":"), shotgen_num(b, shotgen_unit() * 100);
+		sb_putc(b, '}');
+	}
+	sb_putc(b, ']');
+	if (shotgen_below(2))
+		sb_puts(b, static_only && shotgen_below(2) ? ",\"mode\":\"any\"" :
+			   shotgen_below(2) ? ",\"mode\":\"all\",\"max_hits\":1" : ",\"mode\":\"all\"");
+	sb_putc(b, '}');
+}
+
+START_TEST(test_handler_same_answers)
+{
+	unsigned it, hits = 0;
+
+	for (it = 0; it < 400; it++) {
+		struct api_response ra, rb;
+		struct world_shots_req q;
+		struct sb b = { 0 };
+		char *esc;
+		int st = (int)shotgen_below(2);
+
+		gen_aimed(&b, st);
+		ck_assert_int_eq(world_shots_direct(b.p, b.len, &lim, st, &q), 1);
+		world_shots_req_release(&q);
+		answer(b.p, st, &ra);
+		/* the same body with a key escaped: the tree path's */
+		esc = strstr(b.p, "\"origin\"");
+		ck_assert_ptr_nonnull(esc);
+		{
+			struct sb e = { 0 };
+
+			sb_putn(&e, b.p, (size_t)(esc - b.p));
+			sb_puts(&e, "\"orig\\u0069n\"");
+			sb_puts(&e, esc + 8);
+			ck_assert_int_eq(world_shots_direct(e.p, e.len, &lim, st, &q), 0);
+			answer(e.p, st, &rb);
+			free(e.p);
+		}
+		assert_same_answer(&ra, &rb, b.p);
+		ck_assert_msg(ra.status == 200, "%d %s: %s", ra.status,
+			      api_response_body(&ra, &(size_t){ 0 }), b.p);
+		hits += strstr(api_response_body(&ra, &(size_t){ 0 }), "\"hit\":\"") != NULL;
+		api_response_release(&ra);
+		api_response_release(&rb);
+		free(b.p);
+	}
+	ck_assert_uint_ge(hits, 100);
+}
+END_TEST
+
+#define SHOT "{\"origin\":[0,0,-8],\"direction\":[0,0,1]}"
+#define SHOT_WITH(m) "{\"origin\":[0,0,-8],\"direction\":[0,0,1]," m "}"
+
+/* Bodies the fast path declines; same: a body the tree path answers alike
+ * (NULL: the tree path refuses it). */
+static const struct decline_row {
+	const char *body;
+	int static_only;
+	const char *same;
+} declines[] = {
+	{ "", 0, NULL },
+	{ "  \n", 0, NULL },
+	{ "[]", 0, NULL },
+	{ "{}", 0, NULL },
+	{ "{\"shots\":[]}", 0, NULL },
+	{ "{\"shots\":[" SHOT "]", 0, NULL },
+	{ "{\"shots\":[" SHOT "]} x", 0, NULL },
+	{ "{\"shots\":[" SHOT "],}", 0, NULL },
+	{ "{\"shots\":[" SHOT ",]}", 0, NULL },
+	{ "{\"shots\":[" SHOT_WITH("\"foo\":1") "]}", 0, NULL },
+	{ "{\"shots\":[" SHOT "],\"bar\":2}", 0, NULL },
+	{ "{\"shots\":[" SHOT_WITH("\"origin\":[1,2,3]") "]}", 0, NULL },
+	{ "{\"shots\":[" SHOT "],\"mode\":\"all\",\"mode\":\"all\"}", 0, NULL },
+	{ "{\"shots\":[" SHOT "],\"shots\":[" SHOT "]}", 0, NULL },
+	{ "{\"shots\":[{\"origin\":\"x\",\"direction\":[0,0,1]}]}", 0, NULL },
+	{ "{\"shots\":[{\"origin\":[0,0],\"direction\":[0,0,1]}]}", 0, NULL },
+	{ "{\"shots\":[{\"origin\":[0,0,0,0],\"direction\":[0,0,1]}]}", 0, NULL },
+	{ "{\"shots\":[{\"origin\":[0,1e39,0],\"direction\":[0,0,1]}]}", 0, NULL },
+	{ "{\"shots\":[{\"origin\":[0,0,0],\"direction\":[0,-0,0.0]}]}", 0, NULL },
+	{ "{\"shots\":[{\"origin\":[0,0,0],\"direction\":[1e-200,0,0]}]}", 0, NULL },
+	{ "{\"shots\":[{\"origin\":[0,0,0]}]}", 0, NULL },
+	{ "{\"shots\":[{\"direction\":[0,0,1]}]}", 0, NULL },
+	{ "{\"shots\":[" SHOT_WITH("\"max_distance\":0") "]}", 0, NULL },
+	{ "{\"shots\":[" SHOT_WITH("\"max_distance\":-1") "]}", 0, NULL },
+	{ "{\"shots\":[" SHOT_WITH("\"time_ms\":1e400") "]}", 0, NULL },
+	{ "{\"shots\":[" SHOT_WITH("\"time_ms\":\"now\"") "]}", 0, NULL },
+	{ "{\"shots\":[" SHOT_WITH("\"layers\":[32]") "]}", 0, NULL },
+	{ "{\"shots\":[" SHOT_WITH("\"layers\":[1.5]") "]}", 0, NULL },
+	{ "{\"shots\":[" SHOT_WITH("\"layers\":3") "]}", 0, NULL },
+	{ "{\"shots\":[" SHOT_WITH("\"ignore\":[\"\"]") "]}", 0, NULL },
+	{ "{\"shots\":[" SHOT_WITH("\"ignore\":[1]") "]}", 0, NULL },
+	{ "{\"shots\":[" SHOT_WITH("\"ignore\":\"p1\"") "]}", 0, NULL },
+	{ "{\"shots\":[" SHOT_WITH("\"ignore\":[\"\xc3\x28\"]") "]}", 0, NULL },
+	{ "{\"shots\":[" SHOT_WITH("\"ignore\":[\"a\\u0000\"]") "]}", 0, NULL },
+	{ "{\"shots\":[" SHOT_WITH("\"time_ms\":1234567890123456789012345678901234567890123456789012345678901234") "]}", 0, NULL },
+	{ "{\"shots\":[1]}", 0, NULL },
+	{ "{\"shots\":{}}", 0, NULL },
+	{ "{\"shots\":[" SHOT "],\"origin\":[0,0,0]}", 0, NULL },
+	{ "{\"shots\":[" SHOT "],\"mode\":\"nearest\"}", 0, NULL },
+	{ "{\"shots\":[" SHOT "],\"mode\":\"any\"}", 0, NULL },
+	{ "{\"shots\":[" SHOT "],\"max_hits\":3}", 0, NULL },
+	{ "{\"shots\":[" SHOT "],\"mode\":\"all\",\"max_hits\":0}", 1, NULL },
+	{ "{\"shots\":[" SHOT "],\"mode\":\"all\",\"max_hits\":65537}", 0, NULL },
+	{ "{\"shots\":[" SHOT "],\"mode\":\"all\",\"max_hits\":2.5}", 0, NULL },
+	{ "{\"shots\":[" SHOT "],\"mode\":\"a very long mode name\"}", 0, NULL },
+	{ "{\"shots\":null}", 0, NULL },
+	/* accepted by the tree path, declined here */
+	{ "{\"shots\":[" SHOT_WITH("\"time_ms\":null") "]}", 0, "{\"shots\":[" SHOT "]}" },
+	{ "{\"shots\":[" SHOT "],\"origin\":null}", 1, "{\"shots\":[" SHOT "]}" },
+	{ "{\"sh\\u006fts\":[" SHOT "]}", 0, "{\"shots\":[" SHOT "]}" },
+	{ "{\"origin\":[0,0,-8],\"direction\":[0,0,1]}", 1, "" },	/* the single form */
+};
+
+/* n shots, or one shot with n ignore ids */
+static char *many(unsigned n, int ids)
+{
+	struct sb b = { 0 };
+	unsigned k;
+
+	sb_puts(&b, ids ? "{\"shots\":[{\"origin\":[0,0,-8],\"direction\":[0,0,1],\"ignore\":[" :
+			  "{\"shots\":[");
+	for (k = 0; k < n; k++)
+		sb_puts(&b, ids ? (k ? ",\"x\"" : "\"x\"") : (k ? "," SHOT : SHOT));
+	sb_puts(&b, ids ? "]}]}" : "]}");
+	return b.p;
+}
+
+/* The tree path's error for body, as the handler must send it. */
+static void assert_tree_error(const char *body, int static_only, const struct api_response *r)
+{
+	struct json_arena a = JSON_ARENA_INIT;
+	struct world_shots_req t;
+	struct api_fail f;
+	struct api_response want;
+	enum api_err e = tree_decode(body, strlen(body), static_only, &a, &t, &f);
+
+	json_arena_release(&a);
+	ck_assert_msg(e != API_OK, "the tree path accepts %s", body);
+	memset(&want, 0, sizeof(want));
+	buf_init(&want.body);
+	want.status = api_err_info(e)->status;
+	encode_error(&want.body, api_err_info(e)->code, f.msg);
+	assert_same_answer(r, &want, body);
+	buf_release(&want.body);
+}
+
+/* Each row declined, and answered as the tree path answers it. */
+static void check_decline(const struct decline_row *row)
+{
+	struct world_shots_req q;
+	struct api_response r, s;
+
+	ck_assert_msg(world_shots_direct(row->body, strlen(row->body), &lim, row->static_only, &q) == 0,
+		      "taken: %s", row->body);
+	answer(row->body, row->static_only, &r);
+	if (row->same && !*row->same) {
+		ck_assert_int_eq(r.status, 200);
+	} else if (row->same) {
+		answer(row->same, row->static_only, &s);
+		ck_assert_int_eq(s.status, 200);
+		assert_same_answer(&r, &s, row->body);
+		api_response_release(&s);
+	} else if (*row->body) {
+		assert_tree_error(row->body, row->static_only, &r);
+	} else {
+		ck_assert_int_eq(r.status, 400);
+	}
+	api_response_release(&r);
+}
+
+START_TEST(test_declines)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(declines) / sizeof(declines[0]); i++)
+		check_decline(&declines[i]);
+}
+END_TEST
+
+START_TEST(test_limits)
+{
+	struct world_shots_req q;
+	struct api_response r;
+	char *b;
+	int k;
+
+	for (k = 0; k < 4; k++) {
+		/* 64 shots and 256 ids are taken, one more of each is declined */
+		unsigned n = k < 2 ? (unsigned)lim.max_batch + (unsigned)k : 256u + (unsigned)(k - 2);
+
+		b = many(n, k >= 2);
+		ck_assert_int_eq(world_shots_direct(b, strlen(b), &lim, 0, &q), !(k & 1));
+		if (!(k & 1))
+			ck_assert_uint_eq(k < 2 ? q.n : q.shots[0].nignore, n);
+		world_shots_req_release(&q);
+		answer(b, 0, &r);
+		if (k & 1)
+			assert_tree_error(b, 0, &r);
+		else
+			ck_assert_int_eq(r.status, 200);
+		api_response_release(&r);
+		free(b);
+	}
+	ck_assert_int_eq(world_shots_direct(NULL, 0, &lim, 0, &q), 0);
+}
+END_TEST
+
+static Suite *shots_direct_suite(void)
+{
+	Suite *s = suite_create("world_shots_direct");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_random_valid);
+	tcase_add_test(tc, test_random_mutations);
+	tcase_add_test(tc, test_handler_same_answers);
+	tcase_add_test(tc, test_declines);
+	tcase_add_test(tc, test_limits);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(shots_direct_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
