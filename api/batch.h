@@ -57,7 +57,8 @@ void batch_pool_destroy(struct batch_pool *p);
 /* A batch of about `items` items (with that job's split_min; 0: the
  * default) is coming, its request still being parsed: wake as many workers
  * as its split will use, so that they spin, for up to a millisecond, ready
- * for its chunks. Nothing when it will not be split. Waking a sleeping
+ * for its chunks (not one that finds itself on the caller's CPU: it
+ * sleeps again). Nothing when it will not be split. Waking a sleeping
  * thread takes hundreds of microseconds on some virtual machines, as long
  * as a thread's share of a 1000-shot batch. A hint: the answers do not
  * depend on it. NULL is fine. */
