@@ -17,9 +17,10 @@
 
 struct hitbox {
 	enum hitbox_shape shape;
-	const char *id;		/* in the snapshot's string pool */
+	const char *id;		/* sid, or in the snapshot's string pool */
 	vec3 a, b;		/* as hitbox_in */
 	float radius;
+	char sid[16];		/* a short id, in the lines a cast reads */
 	vec3 size;
 	double rot[4];		/* unit (box, mesh) */
 	struct obb box;		/* HITBOX_BOX at this tick */
@@ -42,10 +43,11 @@ static inline uint32_t world_name_hash(const char *id)
 }
 
 struct entity {
-	const char *id;
+	const char *id;		/* sid, or in the snapshot's string pool */
 	uint32_t hash;		/* world_name_hash(id) */
 	uint32_t layer;
 	uint32_t first, n;	/* hitboxes hbs[first, first + n) in input order */
+	char sid[24];		/* a short id, beside what a visit reads */
 	vec3 lo, hi;		/* union of its hitboxes' bounds, padded */
 };
 
