@@ -299,7 +299,8 @@ static enum core_result pair_with(struct snapshot *s, const struct snapshot *pre
 	return CORE_OK;
 }
 
-/* The culling BVHs and their boxes as planes (world_impl.h). An entity
+/* The culling BVHs (only past WORLD_FLAT_ENTITIES) and their boxes as
+ * planes (world_impl.h). An entity
  * without hitboxes gets an empty (inverted) box that no ray meets. */
 static enum core_result build_culling(struct snapshot *s, const struct snapshot *prev)
 {
@@ -313,7 +314,8 @@ static enum core_result build_culling(struct snapshot *s, const struct snapshot 
 		lo[i] = s->ents[i].lo;
 		hi[i] = s->ents[i].hi;
 	}
-	if ((r = tlas_build(lo, hi, s->nent, &s->own)) != CORE_OK ||
+	if ((s->nent > WORLD_FLAT_ENTITIES &&
+	     (r = tlas_build(lo, hi, s->nent, &s->own)) != CORE_OK) ||
 	    (r = box_planes_init(&s->own_ent, s->nent)) != CORE_OK ||
 	    (r = box_planes_init(&s->own_hb, s->nhb)) != CORE_OK)
 		goto out_free;
@@ -349,7 +351,8 @@ static enum core_result build_culling(struct snapshot *s, const struct snapshot 
 			hi[i] = v3_max(hi[i], s->ents[j].hi);
 		}
 	}
-	if ((r = tlas_build(lo, hi, prev->nent, &s->pair)) != CORE_OK ||
+	if ((prev->nent > WORLD_FLAT_ENTITIES &&
+	     (r = tlas_build(lo, hi, prev->nent, &s->pair)) != CORE_OK) ||
 	    (r = box_planes_init(&s->pair_ent, prev->nent)) != CORE_OK)
 		goto out_free;
 	for (i = 0; i < prev->nent; i++)

@@ -20,8 +20,9 @@ static float pad_up(float x, float r)
 
 void tlas_pad(vec3 *lo, vec3 *hi)
 {
-	float big = fmaxf(fmaxf(fabsf(lo->x), fabsf(hi->x)),
-			  fmaxf(fmaxf(fabsf(lo->y), fabsf(hi->y)), fmaxf(fabsf(lo->z), fabsf(hi->z))));
+	/* MAXF, not fmaxf (a libm call here): the bounds are never NaN */
+	float big = MAXF(MAXF(fabsf(lo->x), fabsf(hi->x)),
+			 MAXF(MAXF(fabsf(lo->y), fabsf(hi->y)), MAXF(fabsf(lo->z), fabsf(hi->z))));
 	float r = big * 0x1p-20f + 1e-30f;
 
 	*lo = v3(pad_down(lo->x, r), pad_down(lo->y, r), pad_down(lo->z, r));

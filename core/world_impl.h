@@ -51,6 +51,11 @@ struct entity {
 	vec3 lo, hi;		/* union of its hitboxes' bounds, padded */
 };
 
+/* Snapshots of up to this many entities are culled by one scan over every
+ * entity's box (eight at a time, boxscan.h) instead of a walk of a tree:
+ * their trees are not built. */
+#define WORLD_FLAT_ENTITIES 128
+
 struct snapshot {
 	atomic_size_t refs;
 	uint64_t tick;
@@ -73,7 +78,8 @@ struct snapshot {
 	/* Culling: a BVH over this snapshot's entity bounds (items: entities
 	 * here), and one over the previous snapshot's entities with their bounds
 	 * joined to their successors' here (items: entities there), which holds
-	 * every pose rewound between the two. */
+	 * every pose rewound between the two; both empty up to
+	 * WORLD_FLAT_ENTITIES entities. */
 	struct tlas own, pair;
 	/* The same bounds as planes for the SIMD scans (boxscan.h): own_ent
 	 * and pair_ent hold the two trees' item boxes (entity i's at i); per

@@ -261,10 +261,6 @@ static int ignored(const struct entity_ctx *x, const struct entity *e)
 /* Hitboxes of one entity taken per pass (see visit_entity). */
 #define VISIT_BATCH BOXSCAN_MAX
 
-/* Snapshots of up to this many entities are culled by one scan over every
- * entity's box (eight at a time) instead of a walk of the tree. */
-#define FLAT_ENTITIES 128
-
 /* The visit of one entity whose (rewound) bounds the ray may touch. */
 static int visit_entity(void *cls, uint32_t i, float *tmax)
 {
@@ -331,7 +327,7 @@ struct ent_near {
  * between entities go to the lower index (better). */
 static void scan_entities(const struct box_planes *bp, struct entity_ctx *x, float *tmax)
 {
-	struct ent_near near[FLAT_ENTITIES];
+	struct ent_near near[WORLD_FLAT_ENTITIES];
 	double tin[BOXSCAN_MAX];
 	size_t n = 0, g, k;
 
@@ -378,7 +374,7 @@ static enum core_result cast_entities(const struct rewind *rw, const struct worl
 	x = (struct entity_ctx){ .rw = rw, .s = s, .c = c, .buf = buf, .bufcap = bufcap,
 				 .ign_hash = ignp, .st = st, .err = CORE_OK };
 	tlas_ray_init(&x.tr, &s->ray);
-	if (rw->s0->nent <= FLAT_ENTITIES)
+	if (rw->s0->nent <= WORLD_FLAT_ENTITIES)
 		scan_entities(rewind_entity_planes(rw), &x, &tmax);
 	else
 		tlas_traverse(rewind_entity_tlas(rw), &s->ray, &tmax, visit_entity, &x);
