@@ -85,6 +85,22 @@ enum api_err decode_ray_query(const cJSON *root, const struct api_limits *lim,
 			      struct query *q, struct api_fail *f);
 enum api_err decode_segment_query(const cJSON *root, const struct api_limits *lim,
 				  struct query *q, struct api_fail *f);
+/*
+ * The fast path of decode_ray_query / decode_segment_query: a batch body
+ * (top-level "rays" / "segments" with optional "mode", "max_hits",
+ * "backfaces" and "transform") read straight from its text body[0..len)
+ * into q, with no tree (rays_direct.c). Returns 1 when decoded: q is then
+ * what api_json_parse_in + the tree decoder would give (the same numbers,
+ * bit for bit); release it with query_release. Returns 0, q left empty,
+ * whenever anything is not plainly valid (a syntax error, an unknown,
+ * repeated or null member, an escaped key, a wrong type, a value or limit
+ * refused, an empty batch, the single-ray form): the caller then takes the
+ * tree path, which answers the exact error.
+ */
+int decode_ray_query_direct(const char *body, size_t len, const struct api_limits *lim,
+			    struct query *q);
+int decode_segment_query_direct(const char *body, size_t len, const struct api_limits *lim,
+				struct query *q);
 /* POST /v1/obb/raycast. */
 enum api_err decode_obb_query(const cJSON *root, const struct api_limits *lim,
 			      struct query *q, struct api_fail *f);
