@@ -1,7 +1,8 @@
 /* decode.h - request bodies to plain C structs: strict JSON, then validation.
  *
  * Decoders live by resource: decode_query.c (rays, segments, options,
- * boxes, transforms, shots; binary ray records), decode_mesh.c (mesh
+ * boxes, transforms, shots; binary ray records; rays_direct.c its tree-free
+ * fast path for ray and segment batches), decode_mesh.c (mesh
  * uploads: JSON here, OBJ and STL in obj.c / stl.c, one error convention:
  * struct api_fail). World decoders go in their own decode_world*.c on the
  * same pieces (decode_fields.h).
