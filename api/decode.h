@@ -1,7 +1,8 @@
 /* decode.h - request bodies to plain C structs: strict JSON, then validation.
  *
  * Decoders live by resource: decode_query.c (rays, segments, options,
- * boxes, transforms, shots; binary ray records), decode_mesh.c (mesh
+ * boxes, transforms, shots; binary ray records; rays_direct.c its tree-free
+ * fast path for ray and segment batches), decode_mesh.c (mesh
  * uploads: JSON here, OBJ and STL in obj.c / stl.c, one error convention:
  * struct api_fail). World decoders go in their own decode_world*.c on the
  * same pieces (decode_fields.h).
@@ -85,6 +86,22 @@ enum api_err decode_ray_query(const cJSON *root, const struct api_limits *lim,
 			      struct query *q, struct api_fail *f);
 enum api_err decode_segment_query(const cJSON *root, const struct api_limits *lim,
 				  struct query *q, struct api_fail *f);
+/*
+ * The fast path of decode_ray_query / decode_segment_query: a batch body
+ * (top-level "rays" / "segments" with optional "mode", "max_hits",
+ * "backfaces" and "transform") read straight from its text body[0..len)
+ * into q, with no tree (rays_direct.c). Returns 1 when decoded: q is then
+ * what api_json_parse_in + the tree decoder would give (the same numbers,
+ * bit for bit); release it with query_release. Returns 0, q left empty,
+ * whenever anything is not plainly valid (a syntax error, an unknown,
+ * repeated or null member, an escaped key, a wrong type, a value or limit
+ * refused, an empty batch, the single-ray form): the caller then takes the
+ * tree path, which answers the exact error.
+ */
+int decode_ray_query_direct(const char *body, size_t len, const struct api_limits *lim,
+			    struct query *q);
+int decode_segment_query_direct(const char *body, size_t len, const struct api_limits *lim,
+				struct query *q);
 /* POST /v1/obb/raycast. */
 enum api_err decode_obb_query(const cJSON *root, const struct api_limits *lim,
 			      struct query *q, struct api_fail *f);

@@ -8,6 +8,7 @@
 
 #include "decode.h"
 #include "decode_fields.h"
+#include "query_rules.h"
 
 static const char *const mode_names[] = { "closest", "any", "all", NULL };
 static const char *const face_names[] = { "hit", "cull", NULL };
@@ -59,35 +60,43 @@ static enum api_err decode_ray(const cJSON *obj, const struct jpath *p, int chec
 	return API_OK;
 }
 
+int segment_qray(const double start[3], const double end[3], struct qray *r)
+{
+	double d[3], len;
+	int k;
+
+	/* direction and length between the points as given, in double (what
+	 * the daemon has always answered: gcc 12 -O2 folded the float
+	 * round-trip the earlier code wrote); the ray starts at the float
+	 * start. The float range keeps the squares inside double's range. */
+	for (k = 0; k < 3; k++)
+		d[k] = end[k] - start[k];
+	len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+	if (len == 0)
+		return -1;
+	r->ray.origin = vec3_from(start);
+	for (k = 0; k < 3; k++)
+		r->dir[k] = d[k] / len;
+	r->ray.dir = v3((float)r->dir[0], (float)r->dir[1], (float)r->dir[2]);
+	r->length = len;
+	r->ray.tmax = tmax_from(len);
+	return 0;
+}
+
 /* One closed segment as a ray with tmax = its length. */
 static enum api_err decode_segment(const cJSON *obj, const struct jpath *p, int check,
 				   struct qray *r, struct api_fail *f)
 {
 	struct jpath pe = { p, "end", 0 };
 	struct seg_fields sf;
-	double d[3], len;
 	enum api_err e;
-	int k;
 
 	e = check ? fields_decode(obj, p, seg_rows, FIELD_COUNT(seg_rows), &sf, f)
 		  : fields_read(obj, p, seg_rows, FIELD_COUNT(seg_rows), &sf, f);
 	if (e)
 		return e;
-	/* direction and length between the points as given, in double (what
-	 * the daemon has always answered: gcc 12 -O2 folded the float
-	 * round-trip the earlier code wrote); the ray starts at the float
-	 * start. The float range keeps the squares inside double's range. */
-	for (k = 0; k < 3; k++)
-		d[k] = sf.end.v[k] - sf.start.v[k];
-	len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-	if (len == 0)
+	if (segment_qray(sf.start.v, sf.end.v, r))
 		return fail_at(f, API_INVALID_REQUEST, &pe, "must differ from start (zero-length segment)");
-	r->ray.origin = vec3_from(sf.start.v);
-	for (k = 0; k < 3; k++)
-		r->dir[k] = d[k] / len;
-	r->ray.dir = v3((float)r->dir[0], (float)r->dir[1], (float)r->dir[2]);
-	r->length = len;
-	r->ray.tmax = tmax_from(len);
 	return API_OK;
 }
 
@@ -372,6 +381,18 @@ static enum api_err set_opts(struct query *q, int mode, const cJSON *max_hits,
 	q->opts.cull_backfaces = cull;
 	q->opts.max_hits = mode == HIT_ALL ? (uint32_t)hits : 1;
 	return API_OK;
+}
+
+enum api_err query_set_opts(struct query *q, const cJSON *mode, const cJSON *max_hits,
+			    const cJSON *backfaces, struct api_fail *f)
+{
+	struct jpath pmode = { NULL, "mode", 0 };
+	int m = HIT_CLOSEST;
+	enum api_err e;
+
+	if (mode && (e = read_enum(mode, &pmode, mode_names, &m, f)))
+		return e;
+	return set_opts(q, m, max_hits, backfaces, f);
 }
 
 static enum api_err decode_mesh_query(const cJSON *root, int segments,

@@ -1,0 +1,366 @@
+/* rays_direct.c - the fast path of decode_ray_query and decode_segment_query:
+ * a plainly valid batch of rays or segments read straight from the body
+ * text, no tree (decode.h). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+#include "decode_fields.h"
+#include "json.h"
+#include "query_rules.h"
+
+/*
+ * Every value goes through the parser's and the tree path's own code:
+ * numbers through json_cursor_number, the option strings through
+ * json_cursor_string (escapes included), the options through
+ * query_set_opts on cJSON nodes standing for the values, a transform
+ * through json_parse and decode_xform on its own text, a segment through
+ * segment_qray, a ray through the field rules (FIELD_VEC3, FIELD_DIR,
+ * FIELD_POSITIVE) and qray_init as decode_ray calls it. Anything else is
+ * declined, never judged here: an escaped key, null, a missing or repeated
+ * member, a wrong type, a rule broken, a limit passed. So the only errors
+ * are the tree path's.
+ */
+
+/* The members known here: a ray's, a segment's, then the top level's. */
+enum key { K_ORIGIN, K_DIRECTION, K_MAX_DISTANCE, K_START, K_END, K_RAYS, K_SEGMENTS,
+	   K_MODE, K_MAX_HITS, K_BACKFACES, K_TRANSFORM, K_NONE };
+
+#define KEY_BIT(k) (1u << (k))
+#define RAY_KEYS (KEY_BIT(K_ORIGIN) | KEY_BIT(K_DIRECTION) | KEY_BIT(K_MAX_DISTANCE))
+#define SEGMENT_KEYS (KEY_BIT(K_START) | KEY_BIT(K_END))
+#define OPTION_KEYS (KEY_BIT(K_MODE) | KEY_BIT(K_MAX_HITS) | KEY_BIT(K_BACKFACES) | \
+		     KEY_BIT(K_TRANSFORM))
+
+static const struct {
+	const char *s;
+	size_t len;
+} keys[K_NONE] = {
+	{ "origin", 6 }, { "direction", 9 }, { "max_distance", 12 }, { "start", 5 }, { "end", 3 },
+	{ "rays", 4 }, { "segments", 8 }, { "mode", 4 }, { "max_hits", 8 }, { "backfaces", 9 },
+	{ "transform", 9 },
+};
+
+struct direct {
+	struct json_cursor c;
+	struct query *q;
+	size_t max_batch;	/* 0: no limit */
+	size_t cap;		/* q->rays */
+};
+
+/* The top level's options once read: each node points at its value when given. */
+struct options {
+	char mode_s[16], faces_s[16];
+	cJSON mode_v, hits_v, faces_v;
+	const cJSON *mode, *max_hits, *faces;
+	size_t xf_at, xf_len;	/* the transform's text (xf_len 0: absent) */
+};
+
+/* Past JSON whitespace (json_cursor_next's, inline): the next byte, or -1 at the end. */
+static inline int peek(struct json_cursor *c)
+{
+	while (c->i < c->n) {
+		unsigned char ch = c->s[c->i];
+
+		if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+			return ch;
+		c->i++;
+	}
+	return -1;
+}
+
+/* After a member: ',' (0: another follows) or close (1: the end); -1 else. */
+static inline int end_member(struct json_cursor *c, int close)
+{
+	int ch = peek(c);
+
+	if (ch == ',' || ch == close) {
+		c->i++;
+		return ch == close;
+	}
+	return -1;
+}
+
+/* A number value (the next byte '-' or a digit) into *d; -1 on anything else. */
+static inline int number(struct json_cursor *c, double *d)
+{
+	int ch = peek(c);
+
+	if (ch != '-' && (ch < '0' || ch > '9'))
+		return -1;
+	return json_cursor_number(c, d);
+}
+
+/* The key at c->i (its opening quote) and the ':' after it: one of the keys
+ * in allowed (KEY_BIT set) spelt without escapes, else K_NONE. */
+static enum key read_key(struct json_cursor *c, unsigned allowed)
+{
+	const unsigned char *s = c->s + c->i + 1;
+	size_t left = c->n - c->i - 1, len;
+	int k;
+
+	for (k = 0; k < (int)K_NONE; k++) {
+		len = keys[k].len;
+		if ((allowed & KEY_BIT(k)) && len < left && s[0] == (unsigned char)keys[k].s[0] &&
+		    s[len] == '"' && memcmp(keys[k].s, s, len) == 0)
+			break;
+	}
+	if (k == (int)K_NONE)
+		return K_NONE;
+	c->i += keys[k].len + 2;
+	if (peek(c) != ':')
+		return K_NONE;
+	c->i++;
+	return (enum key)k;
+}
+
+/* [x, y, z], read_vec3's rule: three finite numbers within the float32 range. */
+static int read_vec(struct json_cursor *c, double v[3])
+{
+	int k;
+
+	if (peek(c) != '[')
+		return -1;
+	c->i++;
+	for (k = 0; k < 3; k++) {
+		if (k && end_member(c, ']') != 0)
+			return -1;
+		if (number(c, &v[k]) || !isfinite(v[k]) || !in_float_range(v[k]))
+			return -1;
+	}
+	return end_member(c, ']') == 1 ? 0 : -1;
+}
+
+/* One element of "rays", as decode_ray reads it (ray_rows). */
+static int read_ray(struct json_cursor *c, struct qray *r)
+{
+	double o[3] = { 0, 0, 0 }, d[3] = { 0, 0, 0 }, md = 0;
+	const unsigned need = KEY_BIT(K_ORIGIN) | KEY_BIT(K_DIRECTION);
+	unsigned seen = 0;
+	enum key k;
+	int end, bad;
+
+	if (peek(c) != '{')
+		return -1;
+	c->i++;
+	do {
+		if (peek(c) != '"')
+			return -1;
+		k = read_key(c, RAY_KEYS);
+		if (k == K_NONE || (seen & KEY_BIT(k)))
+			return -1;
+		seen |= KEY_BIT(k);
+		if (k == K_ORIGIN)		/* FIELD_VEC3 */
+			bad = read_vec(c, o);
+		else if (k == K_DIRECTION)	/* FIELD_DIR */
+			bad = read_vec(c, d);
+		else				/* FIELD_POSITIVE */
+			bad = number(c, &md) || !isfinite(md) || !(md > 0);
+		if (bad)
+			return -1;
+	} while ((end = end_member(c, '}')) == 0);
+	if (end != 1 || (seen & need) != need || (d[0] == 0 && d[1] == 0 && d[2] == 0))
+		return -1;
+	memset(r, 0, sizeof(*r));
+	qray_init(r, vec3_from(o), d, (seen & KEY_BIT(K_MAX_DISTANCE)) ? tmax_from(md) : INFINITY);
+	return 0;
+}
+
+/* One element of "segments", as decode_segment reads it (seg_rows). */
+static int read_segment(struct json_cursor *c, struct qray *r)
+{
+	double s[3] = { 0, 0, 0 }, e[3] = { 0, 0, 0 };
+	const unsigned need = SEGMENT_KEYS;
+	unsigned seen = 0;
+	enum key k;
+	int end;
+
+	if (peek(c) != '{')
+		return -1;
+	c->i++;
+	do {
+		if (peek(c) != '"')
+			return -1;
+		k = read_key(c, SEGMENT_KEYS);
+		if (k == K_NONE || (seen & KEY_BIT(k)))
+			return -1;
+		seen |= KEY_BIT(k);
+		if (read_vec(c, k == K_START ? s : e))	/* FIELD_VEC3 both */
+			return -1;
+	} while ((end = end_member(c, '}')) == 0);
+	if (end != 1 || (seen & need) != need)
+		return -1;
+	memset(r, 0, sizeof(*r));
+	return segment_qray(s, e, r);
+}
+
+/* "rays" / "segments": 1..max_batch elements into q->rays. */
+static int read_items(struct direct *x)
+{
+	struct json_cursor *c = &x->c;
+	struct query *q = x->q;
+	int end;
+
+	if (peek(c) != '[')
+		return -1;
+	c->i++;
+	if (peek(c) == ']')
+		return -1;	/* empty: the tree path's (rare) */
+	do {
+		if (x->max_batch && q->n == x->max_batch)
+			return -1;	/* 413 on the tree path */
+		if (q->n == x->cap) {
+			struct qray *p;
+
+			if (x->cap > SIZE_MAX / 2 / sizeof(*p))
+				return -1;
+			p = realloc(q->rays, 2 * x->cap * sizeof(*p));
+			if (!p)
+				return -1;
+			q->rays = p;
+			x->cap *= 2;
+		}
+		if (q->segments ? read_segment(c, &q->rays[q->n]) : read_ray(c, &q->rays[q->n]))
+			return -1;
+		q->n++;
+	} while ((end = end_member(c, ']')) == 0);
+	return end == 1 ? 0 : -1;
+}
+
+/* A string value of fewer than cap bytes into buf, *v a cJSON node for it. */
+static int read_string(struct json_cursor *c, char *buf, size_t cap, cJSON *v)
+{
+	size_t len;
+	char *out;
+
+	if (peek(c) != '"' || json_cursor_string(c, buf, cap, &out, &len))
+		return -1;
+	if (out != buf) {	/* longer than any option's value */
+		free(out);
+		return -1;
+	}
+	memset(v, 0, sizeof(*v));
+	v->type = cJSON_String;
+	v->valuestring = buf;
+	return 0;
+}
+
+/* One option member's value into o. */
+static int read_option(struct json_cursor *c, enum key k, struct options *o)
+{
+	double d;
+
+	switch (k) {
+	case K_MODE:
+		o->mode = &o->mode_v;
+		return read_string(c, o->mode_s, sizeof(o->mode_s), &o->mode_v);
+	case K_BACKFACES:
+		o->faces = &o->faces_v;
+		return read_string(c, o->faces_s, sizeof(o->faces_s), &o->faces_v);
+	case K_MAX_HITS:
+		if (number(c, &d))
+			return -1;
+		memset(&o->hits_v, 0, sizeof(o->hits_v));
+		o->hits_v.type = cJSON_Number;
+		o->hits_v.valuedouble = d;
+		o->max_hits = &o->hits_v;
+		return 0;
+	case K_TRANSFORM:	/* checked here, read by read_xform */
+		if (peek(c) != '{')
+			return -1;
+		o->xf_at = c->i;
+		if (json_cursor_skip(c, 1))
+			return -1;
+		o->xf_len = c->i - o->xf_at;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* The top level's members. */
+static int read_top(struct direct *x, struct options *o)
+{
+	struct json_cursor *c = &x->c;
+	enum key items = x->q->segments ? K_SEGMENTS : K_RAYS;
+	unsigned seen = 0;
+	enum key k;
+	int end;
+
+	if (peek(c) != '{')
+		return -1;
+	c->i++;
+	do {
+		if (peek(c) != '"')
+			return -1;
+		k = read_key(c, KEY_BIT(items) | OPTION_KEYS);	/* a single ray's keys: declined */
+		if (k == K_NONE || (seen & KEY_BIT(k)))
+			return -1;
+		seen |= KEY_BIT(k);
+		if (k == items ? read_items(x) : read_option(c, k, o))
+			return -1;
+	} while ((end = end_member(c, '}')) == 0);
+	if (end != 1 || json_cursor_finish(c) || !(seen & KEY_BIT(items)))
+		return -1;
+	return 0;
+}
+
+/* The transform's text s[0..len) (a checked object) into q->xf. */
+static int read_xform(const char *s, size_t len, struct query *q)
+{
+	struct json_arena a = JSON_ARENA_INIT;
+	struct jpath p = { NULL, "transform", 0 };
+	struct api_fail f;
+	const char *why;
+	size_t off;
+	cJSON *root;
+	int r;
+
+	r = json_parse(s, len, &a, &root, &off, &why) || decode_xform(root, &p, &q->xf, &f) ? -1 : 0;
+	q->has_xform = r == 0;
+	json_arena_release(&a);
+	return r;
+}
+
+static int decode_direct(const char *body, size_t len, int segments,
+			 const struct api_limits *lim, struct query *q)
+{
+	struct direct x;
+	struct options o;
+	struct api_fail f;
+
+	memset(q, 0, sizeof(*q));
+	if (!body || len == 0)
+		return 0;
+	memset(&o, 0, sizeof(o));
+	json_cursor_init(&x.c, body, len);
+	x.q = q;
+	x.max_batch = lim->max_batch;
+	x.cap = len / 80 + 1;	/* about the smallest ray a client sends at float32 precision */
+	if (x.max_batch && x.cap > x.max_batch)
+		x.cap = x.max_batch;
+	q->segments = segments;
+	q->items = segments ? "segments" : "rays";
+	q->rays = malloc(x.cap * sizeof(*q->rays));	/* no overflow: cap <= len / 80 + 1 */
+	if (!q->rays || read_top(&x, &o) || query_set_opts(q, o.mode, o.max_hits, o.faces, &f) ||
+	    (o.xf_len && read_xform(body + o.xf_at, o.xf_len, q))) {
+		query_release(q);
+		return 0;
+	}
+	q->batch = 1;
+	return 1;
+}
+
+int decode_ray_query_direct(const char *body, size_t len, const struct api_limits *lim,
+			    struct query *q)
+{
+	return decode_direct(body, len, 0, lim, q);
+}
+
+int decode_segment_query_direct(const char *body, size_t len, const struct api_limits *lim,
+				struct query *q)
+{
+	return decode_direct(body, len, 1, lim, q);
+}
