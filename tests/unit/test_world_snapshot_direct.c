@@ -53,14 +53,14 @@ static void assert_same(const struct snapshot_req *a, const struct snapshot_req 
 	size_t i, k, at = 0;
 
 	ck_assert_msg(a->tick == b->tick && SAME(a->time_ms, b->time_ms) && a->n == b->n &&
-		      a->nhb == b->nhb, "header differs: %s", body);
+		      a->nhb == b->nhb, "header differs: %.400s", body);
 	for (i = 0; i < a->n; i++) {
 		const struct entity_in *e = &a->ents[i], *g = &b->ents[i];
 
 		ck_assert_msg(strcmp(e->id, g->id) == 0 && e->layer == g->layer && e->n == g->n,
-			      "entity %zu differs: %s", i, body);
+			      "entity %zu differs: %.400s", i, body);
 		ck_assert_msg(e->hitboxes == a->hbs + at && g->hitboxes == b->hbs + at,
-			      "entity %zu hitboxes not in place: %s", i, body);
+			      "entity %zu hitboxes not in place: %.400s", i, body);
 		at += e->n;
 		for (k = 0; k < e->n; k++) {
 			const struct hitbox_in *h = &e->hitboxes[k], *j = &g->hitboxes[k];
@@ -69,7 +69,7 @@ static void assert_same(const struct snapshot_req *a, const struct snapshot_req 
 				      same_vec(h->a, j->a) && same_vec(h->b, j->b) &&
 				      SAME(h->radius, j->radius) && same_vec(h->size, j->size) &&
 				      SAME(h->rot, j->rot) && !h->mesh && !j->mesh,
-				      "entity %zu hitbox %zu differs: %s", i, k, body);
+				      "entity %zu hitbox %zu differs: %.400s", i, k, body);
 		}
 	}
 	ck_assert_uint_eq(at, a->nhb);
@@ -92,13 +92,13 @@ static int cross_check(const char *text, size_t len, int required, int *tree_ok)
 	*tree_ok = tree_decode(body, len, &a, &t, &f) == API_OK;
 	if (d) {
 		ck_assert_msg(*tree_ok, "fast path took what the tree refuses (%s): %.*s", f.msg,
-			      (int)len, text);
+			      (int)(len < 400 ? len : 400), text);
 		assert_same(&q, &t, text);
 	} else {
 		ck_assert_msg(q.n == 0 && q.nhb == 0 && !q.ents && !q.hbs && !q.ids,
 			      "declined, not left empty");
 		ck_assert_msg(!required || !*tree_ok, "fast path declined a plain valid body: %.*s",
-			      (int)len, text);
+			      (int)(len < 400 ? len : 400), text);
 	}
 	snapshot_req_release(&q);
 	snapshot_req_release(&t);
@@ -297,7 +297,7 @@ static void assert_same_answer(const struct api_response *a, const struct api_re
 	const char *ba = api_response_body(a, &la), *bb = api_response_body(b, &lb);
 
 	ck_assert_msg(a->status == b->status && la == lb && memcmp(ba, bb, la) == 0,
-		      "answers differ for %s: %d %.*s | %d %.*s", what, a->status, (int)la, ba,
+		      "answers differ for %.400s: %d %.*s | %d %.*s", what, a->status, (int)la, ba,
 		      b->status, (int)lb, bb);
 }
 
@@ -319,7 +319,7 @@ static void assert_same_worlds(const char *what)
 	ck_assert_ptr_nonnull(pa);
 	ck_assert_ptr_nonnull(strstr(pa, "\"name\":\"a\""));
 	strstr(pa, "\"name\":\"a\"")[8] = 'b';
-	ck_assert_msg(la == lb && memcmp(pa, bb, la) == 0, "worlds differ after %s: %s | %.*s",
+	ck_assert_msg(la == lb && memcmp(pa, bb, la) == 0, "worlds differ after %.400s: %.400s | %.*s",
 		      what, pa, (int)lb, bb);
 	free(pa);
 	api_response_release(&ra);
@@ -461,7 +461,7 @@ static void assert_tree_error(const char *body, const struct api_response *r)
 	enum api_err e = tree_decode(body, strlen(body), &a, &t, &f);
 
 	json_arena_release(&a);
-	ck_assert_msg(e != API_OK, "the tree path accepts %s", body);
+	ck_assert_msg(e != API_OK, "the tree path accepts %.400s", body);
 	memset(&want, 0, sizeof(want));
 	buf_init(&want.body);
 	want.status = api_err_info(e)->status;
@@ -477,7 +477,7 @@ static void check_decline(const struct decline_row *row)
 	struct api_response r, s;
 
 	ck_assert_msg(world_snapshot_direct(row->body, strlen(row->body), &wlim, &q) == 0,
-		      "taken: %s", row->body);
+		      "taken: %.400s", row->body);
 	fresh_worlds();
 	call("POST", "/v1/worlds/a/snapshots", row->body, &r);
 	if (row->same && !*row->same) {
