@@ -9,6 +9,19 @@
 
 #define below shotgen_below
 
+/* Faults left to put in the body being made (a bad body gets one, so that
+ * the fault alone decides whether the tree path refuses it). */
+static int faults_left;
+
+/* Whether to put the fault here: with odds 1/n while one is left. */
+static int fault(int bad, unsigned n)
+{
+	if (!bad || faults_left == 0 || below(n) != 0)
+		return 0;
+	faults_left--;
+	return 1;
+}
+
 static void ws(struct sb *b)
 {
 	static const char *const w[] = { " ", "\n", "\t", "\r\n  " };
@@ -40,7 +53,7 @@ static const char *const odd_numbers[] = {
 /* A number: usually v, now and then (bad) an odd spelling or value. */
 static void num(struct sb *b, double v, int bad)
 {
-	if (bad && below(60) == 0)
+	if (fault(bad, 60))
 		sb_puts(b, odd_numbers[below(sizeof(odd_numbers) / sizeof(odd_numbers[0]))]);
 	else
 		shotgen_num(b, v);
@@ -62,7 +75,7 @@ static void nums(struct sb *b, int n, int nonneg, int nonzero, int bad)
 {
 	int k, m = n;
 
-	if (bad && below(80) == 0)
+	if (fault(bad, 80))
 		m = n + (below(2) ? 1 : -1);	/* refused: one too many or few */
 	sb_putc(b, '[');
 	for (k = 0; k < m; k++) {
@@ -89,7 +102,7 @@ static void id(struct sb *b, int bad)
 	unsigned n = 1 + below(5), k;
 
 	sb_putc(b, '"');
-	if (bad && below(40) == 0)
+	if (fault(bad, 40))
 		n = below(2) ? 0 : 129;	/* refused: "" and 129 bytes */
 	else if (below(60) == 0)
 		n = 128;
@@ -127,12 +140,12 @@ static void hitbox(struct sb *b, int bad)
 	int order[9] = { 0, 1, 2, 3, 4, 5, 6, 7, 8 }, k, first = 1;
 	unsigned shape = below(3), have;
 
-	if (bad && below(30) == 0)
+	if (fault(bad, 30))
 		shape = 3 + below(3);
 	have = 3u | members[shape < 4 ? shape : 0];
 	if (shape == 2 && below(2))
 		have &= ~(1u << 7);	/* rotation is optional */
-	if (bad && below(40) == 0)
+	if (fault(bad, 40))
 		have ^= 1u << below(9);	/* a member missing or one too many */
 	shuffle(order, 9);
 	sb_putc(b, '{');
@@ -144,7 +157,7 @@ static void hitbox(struct sb *b, int bad)
 		if (!first)
 			sb_putc(b, ',');
 		first = 0;
-		if (bad && below(200) == 0) {	/* null: absent for the tree path */
+		if (fault(bad, 200)) {	/* null: absent for the tree path */
 			key(b, m == 0 ? "id" : m == 3 ? "radius" : "rotation");
 			sb_puts(b, "null");
 			continue;
@@ -155,12 +168,18 @@ static void hitbox(struct sb *b, int bad)
 		case 2: key(b, "center"); nums(b, 3, 0, 0, bad); break;
 		case 3:
 			key(b, "radius");
-			num(b, bad && below(40) == 0 ? -shotgen_unit() : fabs(value()), bad);
+			num(b, fault(bad, 40) ? -shotgen_unit() : fabs(value()), bad);
 			break;
 		case 4: key(b, "a"); nums(b, 3, 0, 0, bad); break;
 		case 5: key(b, "b"); nums(b, 3, 0, 0, bad); break;
-		case 6: key(b, "half_extents"); nums(b, 3, !(bad && below(30) == 0), 0, bad); break;
-		case 7: key(b, "rotation"); nums(b, 4, 0, !(bad && below(30) == 0), bad); break;
+		case 6: key(b, "half_extents"); nums(b, 3, !(fault(bad, 30)), 0, bad); break;
+		case 7:
+			key(b, "rotation");
+			if (fault(bad, 30))
+				sb_puts(b, "[0,-0,0.0,0e5]");	/* refused: zero */
+			else
+				nums(b, 4, 0, 1, bad);
+			break;
 		default: key(b, "mesh"); sb_puts(b, "\"cube\""); break;
 		}
 		ws(b);
@@ -182,7 +201,7 @@ static void entity(struct sb *b, unsigned n, unsigned ent, int bad)
 
 		if (m == 1 && below(3) == 0)
 			continue;	/* layer is optional */
-		if (m != 1 && bad && below(100) == 0)
+		if (m != 1 && fault(bad, 100))
 			continue;	/* refused: id or hitboxes missing */
 		if (!first)
 			sb_putc(b, ',');
@@ -197,7 +216,7 @@ static void entity(struct sb *b, unsigned n, unsigned ent, int bad)
 			}
 		} else if (m == 1) {
 			key(b, "layer");
-			if (bad && below(30) == 0)
+			if (fault(bad, 30))
 				sb_puts(b, below(2) ? "32" : "1.5");
 			else
 				shotgen_num(b, below(32));
@@ -224,6 +243,7 @@ void snapgen_body(struct sb *b, size_t max_ents, size_t max_hbs, int bad)
 	unsigned n = below(4) ? below(6) : below(70), e, total = 0;
 	char t[32];
 
+	faults_left = bad ? 1 : 0;
 	if (!bad && n > max_ents)
 		n = (unsigned)max_ents;
 	shuffle(order, 3);

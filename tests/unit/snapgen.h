@@ -12,7 +12,8 @@
 /* A snapshot body of 0..max_ents entities of 0..25 hitboxes, at most max_hbs
  * hitboxes in all (both when !bad); !bad: valid but for the rare value a
  * spelling rounds out of range and the rare repeated id (core's to refuse);
- * bad: now and then a value, member or limit refused, a null, a mesh hitbox. */
+ * bad: at most one fault: a value, member or limit refused, a null, a mesh
+ * hitbox. */
 void snapgen_body(struct sb *b, size_t max_ents, size_t max_hbs, int bad);
 
 #endif
