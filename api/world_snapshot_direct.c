@@ -63,6 +63,8 @@ static cJSON str_node(char *s)
 /* Past JSON whitespace: the next byte, or -1 at the end. */
 static inline int peek(struct json_cursor *c)
 {
+	if (c->i < c->n && c->s[c->i] > ' ')
+		return c->s[c->i];	/* the common case: no whitespace */
 	while (c->i < c->n) {
 		unsigned char ch = c->s[c->i];
 
@@ -95,34 +97,43 @@ static inline int number(struct json_cursor *c, double *d)
 	return json_cursor_number(c, d);
 }
 
-/* The key at c->i (its opening quote) spelt key without escapes: consumed
- * with the ':' after it (1); else 0, nothing consumed (-1: no ':'). */
-static int key_is(struct json_cursor *c, const char *key)
+/* The bytes of the string at c->i (its opening quote) after the quote are
+ * name and the closing quote (no escapes): name's length + 2, else 0. */
+static inline size_t spelt(const struct json_cursor *c, const char *name)
 {
 	const unsigned char *s = c->s + c->i + 1;
 	size_t left = c->n - c->i - 1, j;
 
-	for (j = 0; key[j]; j++)
-		if (j == left || s[j] != (unsigned char)key[j])
-			return 0;
-	if (j == left || s[j] != '"')
+	if (left == 0 || s[0] != (unsigned char)name[0])
 		return 0;
-	c->i += j + 2;
+	for (j = 1; name[j]; j++)
+		if (j == left || s[j] != (unsigned char)name[j])
+			return 0;
+	return j < left && s[j] == '"' ? j + 2 : 0;
+}
+
+/* Past a key of skip bytes (spelt's) and the ':' after it; -1 if none. */
+static inline int colon(struct json_cursor *c, size_t skip)
+{
+	c->i += skip;
 	if (peek(c) != ':')
 		return -1;
 	c->i++;
-	return 1;
+	return 0;
 }
 
-/* One of keys[lo..hi) at c->i (see key_is), else K_NONE. */
+/* One of keys[lo..hi) at c->i (see spelt), consumed with its ':', else K_NONE. */
 static enum key read_key(struct json_cursor *c, enum key lo, enum key hi)
 {
-	int k, r;
+	size_t skip = 0;
+	int k;
 
 	for (k = lo; k < (int)hi; k++)
-		if ((r = key_is(c, keys[k])) != 0)
-			return r == 1 ? (enum key)k : K_NONE;
-	return K_NONE;
+		if ((skip = spelt(c, keys[k])) != 0)
+			break;
+	if (k == (int)hi || colon(c, skip))
+		return K_NONE;
+	return (enum key)k;
 }
 
 /* n numbers [..], each finite and within the float32 range (read_vec3's
@@ -143,6 +154,25 @@ static int read_nums(struct json_cursor *c, double *v, int n)
 	return end_member(c, ']') == 1 ? 0 : -1;
 }
 
+/* The string at c->i (its opening quote) when it is printable ASCII without
+ * escapes (plainly valid; json_cursor_string reads anything else): copied
+ * into out and NUL-terminated, *len its length, c past it (1); else 0,
+ * nothing consumed. */
+static inline int plain_string(struct json_cursor *c, char *out, size_t *len)
+{
+	const unsigned char *s = c->s + c->i + 1;
+	size_t left = c->n - c->i - 1, j;
+
+	for (j = 0; j < left && s[j] >= 0x20 && s[j] < 0x80 && s[j] != '"' && s[j] != '\\'; j++)
+		out[j] = (char)s[j];
+	if (j == left || s[j] != '"')
+		return 0;
+	out[j] = '\0';
+	*len = j;
+	c->i += j + 2;
+	return 1;
+}
+
 /* An id (wf_id), copied into q->ids. Each id's bytes and NUL fit in its
  * quotes' room in the body, so q->ids (body length + 1 bytes) never runs out. */
 static int read_id(struct direct *x, const char **id)
@@ -153,7 +183,11 @@ static int read_id(struct direct *x, const char **id)
 	char *out, *at = x->q->ids + x->ids_used;
 	cJSON v;
 
-	if (peek(c) != '"' || json_cursor_string(c, at, c->n + 1 - x->ids_used, &out, &len))
+	if (peek(c) != '"')
+		return -1;
+	if (plain_string(c, at, &len))
+		out = at;	/* printable ASCII, no escapes: copied as it is */
+	else if (json_cursor_string(c, at, c->n + 1 - x->ids_used, &out, &len))
 		return -1;
 	if (out != at) {	/* cannot happen (see above) */
 		free(out);
@@ -174,7 +208,14 @@ static int read_shape(struct json_cursor *c, int *shape)
 	size_t len;
 	cJSON v;
 
-	if (peek(c) != '"' || json_cursor_string(c, s, sizeof(s), &out, &len))
+	if (peek(c) != '"')
+		return -1;
+	for (*shape = 0; wf_shape_names[*shape]; (*shape)++)	/* spelt plainly */
+		if ((len = spelt(c, wf_shape_names[*shape])) != 0) {
+			c->i += len;
+			return *shape == HITBOX_MESH ? -1 : 0;
+		}
+	if (json_cursor_string(c, s, sizeof(s), &out, &len))
 		return -1;
 	if (out != s) {		/* longer than any shape */
 		free(out);
@@ -218,6 +259,7 @@ static int read_hitbox(struct direct *x, struct hitbox_in *h)
 	struct hb_vals v;
 	struct api_fail f;
 	unsigned seen = 0, need;
+	size_t skip = 0;
 	cJSON node;
 	int k, r, bad;
 
@@ -228,9 +270,9 @@ static int read_hitbox(struct direct *x, struct hitbox_in *h)
 		if (peek(c) != '"')
 			return -1;
 		for (k = 0; k < HB_NKEYS; k++)
-			if ((r = key_is(c, wf_hb_rows[k].key)) != 0)
+			if ((skip = spelt(c, wf_hb_rows[k].key)) != 0)
 				break;
-		if (k == HB_NKEYS || r != 1 || (seen & 1u << k))
+		if (k == HB_NKEYS || colon(c, skip) || (seen & 1u << k))
 			return -1;
 		seen |= 1u << k;
 		switch (k) {
@@ -443,7 +485,9 @@ int world_snapshot_direct(const char *body, size_t len, const struct api_world_l
 	json_cursor_init(&x.c, body, len);
 	x.q = q;
 	x.lim = lim;
-	x.hbs_cap = len / 128 + 1;	/* a game server's hitbox is 100-150 bytes */
+	/* a game server's hitbox is 100-150 bytes: room enough, never touched
+	 * past what is used (no copy on the way) */
+	x.hbs_cap = len / 64 + 1;
 	x.ents_cap = x.hbs_cap / 16 + 1;
 	x.ids_used = 0;
 	q->ents = malloc(x.ents_cap * sizeof(*q->ents));
