@@ -430,8 +430,14 @@ int world_snapshot_direct(const char *body, size_t len, const struct api_world_l
 	/* a game server's hitbox is 100-150 bytes: room enough, never touched
 	 * past what is used (no copy on the way) */
 	x.hbs_cap = len / 64 + 1;
+	if (lim->max_hitboxes && x.hbs_cap > lim->max_hitboxes)
+		x.hbs_cap = lim->max_hitboxes;
 	x.ents_cap = x.hbs_cap / 16 + 1;
+	if (lim->max_entities && x.ents_cap > lim->max_entities)
+		x.ents_cap = lim->max_entities;
 	x.ids_used = 0;
+	if (x.hbs_cap > SIZE_MAX / sizeof(*q->hbs))
+		return 0;
 	q->ents = malloc(x.ents_cap * sizeof(*q->ents));
 	q->hbs = malloc(x.hbs_cap * sizeof(*q->hbs));
 	q->ids = malloc(len + 1);
