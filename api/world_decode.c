@@ -104,56 +104,35 @@ void snapshot_req_release(struct snapshot_req *q)
 {
 	free(q->ents);
 	free(q->hbs);
+	free(q->ids);
 	memset(q, 0, sizeof(*q));
 }
-
-enum { HB_ID, HB_SHAPE, HB_CENTER, HB_RADIUS, HB_A, HB_B, HB_HALF, HB_ROT, HB_MESH, HB_XFORM, HB_NKEYS };
-
-/* a hitbox's members, in hb_rows order */
-struct hb_fields {
-	struct fval v[HB_NKEYS];
-};
-#define HB_ROW(k, key) { key, FIELD_RAW, 0, offsetof(struct hb_fields, v) + (k) * sizeof(struct fval), NULL }
-static const struct field hb_rows[HB_NKEYS] = {
-	HB_ROW(HB_ID, "id"), HB_ROW(HB_SHAPE, "shape"), HB_ROW(HB_CENTER, "center"),
-	HB_ROW(HB_RADIUS, "radius"), HB_ROW(HB_A, "a"), HB_ROW(HB_B, "b"),
-	HB_ROW(HB_HALF, "half_extents"), HB_ROW(HB_ROT, "rotation"), HB_ROW(HB_MESH, "mesh"),
-	HB_ROW(HB_XFORM, "transform"),
-};
-static const char *const shape_names[] = { "sphere", "capsule", "box", "mesh", NULL };
-/* the fields each shape takes besides id and shape */
-static const unsigned shape_fields[] = {
-	[HITBOX_SPHERE] = 1u << HB_CENTER | 1u << HB_RADIUS,
-	[HITBOX_CAPSULE] = 1u << HB_A | 1u << HB_B | 1u << HB_RADIUS,
-	[HITBOX_BOX] = 1u << HB_CENTER | 1u << HB_HALF | 1u << HB_ROT,
-	[HITBOX_MESH] = 1u << HB_MESH | 1u << HB_XFORM,
-};
 
 static enum api_err decode_hitbox(const cJSON *v, const struct jpath *p, struct hitbox_in *h,
 				  struct api_fail *f)
 {
 	struct jpath kp[HB_NKEYS];
-	struct hb_fields x;
+	struct fval x[HB_NKEYS];
 	const cJSON *fl[HB_NKEYS];
 	enum api_err e;
 	int k, shape;
 
 	for (k = 0; k < HB_NKEYS; k++)
-		kp[k] = (struct jpath){ p, hb_rows[k].key, 0 };
-	if ((e = fields_decode(v, p, hb_rows, HB_NKEYS, &x, f)))
+		kp[k] = (struct jpath){ p, wf_hb_rows[k].key, 0 };
+	if ((e = fields_decode(v, p, wf_hb_rows, HB_NKEYS, x, f)))
 		return e;
 	for (k = 0; k < HB_NKEYS; k++)
-		fl[k] = x.v[k].raw;	/* NULL when absent or null */
+		fl[k] = x[k].raw;	/* NULL when absent or null */
 	if ((e = wf_id(fl[HB_ID], &kp[HB_ID], &h->id, f)))
 		return e;
 	if (!fl[HB_SHAPE])
 		return fail_at(f, API_INVALID_REQUEST, &kp[HB_SHAPE], "required");
-	if ((e = read_enum(fl[HB_SHAPE], &kp[HB_SHAPE], shape_names, &shape, f)))
+	if ((e = read_enum(fl[HB_SHAPE], &kp[HB_SHAPE], wf_shape_names, &shape, f)))
 		return e;
 	for (k = HB_CENTER; k < HB_NKEYS; k++)
-		if (fl[k] && !(shape_fields[shape] & (1u << k)))
+		if (fl[k] && !(wf_shape_fields[shape] & (1u << k)))
 			return fail_at(f, API_INVALID_REQUEST, &kp[k], "not a field of a %s hitbox",
-				       shape_names[shape]);
+				       wf_shape_names[shape]);
 	h->shape = (enum hitbox_shape)shape;
 	h->rot[0] = 1;
 	h->size = v3(1, 1, 1);
@@ -173,7 +152,7 @@ static enum api_err decode_hitbox(const cJSON *v, const struct jpath *p, struct 
 		if ((e = wf_vec3f(fl[HB_CENTER], &kp[HB_CENTER], &h->a, f)) ||
 		    (e = wf_vec3f(fl[HB_HALF], &kp[HB_HALF], &h->size, f)))
 			return e;
-		if (h->size.x < 0 || h->size.y < 0 || h->size.z < 0)
+		if (!wf_half_extents_ok(h->size))
 			return fail_at(f, API_INVALID_REQUEST, &kp[HB_HALF], "components must be >= 0");
 		if (fl[HB_ROT] && (e = wf_quat(fl[HB_ROT], &kp[HB_ROT], h->rot, f)))
 			return e;
@@ -282,7 +261,7 @@ enum api_err decode_snapshot(const cJSON *root, const struct api_world_limits *l
 	/* required in table order, each checked as it is read */
 	if (!x.tick.given)
 		return fail_at(f, API_INVALID_REQUEST, &pk, "required");
-	if (!num_ok(x.tick.raw, &tick) || tick != floor(tick) || tick < 0 || tick > 9007199254740992.0)
+	if (!num_ok(x.tick.raw, &tick) || !wf_tick_ok(tick))
 		return fail_at(f, API_INVALID_REQUEST, &pk, "must be an integer in [0, 2^53]");
 	if (!x.time_ms.given)
 		return fail_at(f, API_INVALID_REQUEST, &pt, "required");

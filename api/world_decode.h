@@ -4,7 +4,8 @@
  *
  * Strings in the structs point into the cJSON tree: keep the tree until
  * core has copied them (world_new, world_ingest) or the answer is encoded
- * (but for world_shots_direct's, which the struct owns).
+ * (but for world_shots_direct's and world_snapshot_direct's, which the
+ * struct owns).
  * On failure the struct is left empty (its release is a no-op).
  */
 #ifndef API_WORLD_DECODE_H
@@ -41,6 +42,7 @@ struct snapshot_req {
 	size_t n;
 	struct hitbox_in *hbs;		/* every entity's hitboxes, one array */
 	size_t nhb;
+	char *ids;			/* world_snapshot_direct: the ids' bytes (else NULL) */
 };
 
 /* POST /v1/worlds/{world}/hitscan and /raycast */
@@ -81,5 +83,18 @@ void world_shots_req_release(struct world_shots_req *q);
  */
 int world_shots_direct(const char *body, size_t len, const struct api_limits *lim,
 		       int static_only, struct world_shots_req *q);
+
+/*
+ * The fast path of decode_snapshot: a snapshot of sphere, capsule and box
+ * hitboxes read straight from its text body[0..len) into q, with no tree;
+ * the entity and hitbox ids are copied into q->ids. Returns 1 when decoded:
+ * q is then what json_parse + decode_snapshot would give (the same numbers,
+ * bit for bit). Returns 0, q left empty, whenever anything is not plainly
+ * valid (a syntax error, an escaped key, an unknown, repeated or null
+ * member, a wrong type, a value or limit refused, a mesh hitbox): the
+ * caller then takes the tree path, which answers the exact error.
+ */
+int world_snapshot_direct(const char *body, size_t len, const struct api_world_limits *lim,
+			  struct snapshot_req *q);
 
 #endif

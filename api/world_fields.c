@@ -11,6 +11,31 @@
 #include "world_fields.h"
 #include "xform.h"
 
+#define HB_ROW(k, key) { key, FIELD_RAW, 0, (k) * sizeof(struct fval), NULL }
+const struct field wf_hb_rows[HB_NKEYS] = {
+	HB_ROW(HB_ID, "id"), HB_ROW(HB_SHAPE, "shape"), HB_ROW(HB_CENTER, "center"),
+	HB_ROW(HB_RADIUS, "radius"), HB_ROW(HB_A, "a"), HB_ROW(HB_B, "b"),
+	HB_ROW(HB_HALF, "half_extents"), HB_ROW(HB_ROT, "rotation"), HB_ROW(HB_MESH, "mesh"),
+	HB_ROW(HB_XFORM, "transform"),
+};
+const char *const wf_shape_names[] = { "sphere", "capsule", "box", "mesh", NULL };
+const unsigned wf_shape_fields[] = {
+	[HITBOX_SPHERE] = 1u << HB_CENTER | 1u << HB_RADIUS,
+	[HITBOX_CAPSULE] = 1u << HB_A | 1u << HB_B | 1u << HB_RADIUS,
+	[HITBOX_BOX] = 1u << HB_CENTER | 1u << HB_HALF | 1u << HB_ROT,
+	[HITBOX_MESH] = 1u << HB_MESH | 1u << HB_XFORM,
+};
+
+int wf_tick_ok(double tick)
+{
+	return tick == floor(tick) && tick >= 0 && tick <= 9007199254740992.0;
+}
+
+int wf_half_extents_ok(vec3 s)
+{
+	return !(s.x < 0 || s.y < 0 || s.z < 0);
+}
+
 /* Required string of 1..WORLD_ID_MAX bytes (points into the tree). */
 enum api_err wf_id(const cJSON *v, const struct jpath *p, const char **out, struct api_fail *f)
 {

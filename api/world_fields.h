@@ -32,6 +32,22 @@ enum api_err wf_radius(const cJSON *v, const struct jpath *p, float *out, struct
 enum api_err wf_placement(const cJSON *v, const struct jpath *p, int allow_matrix,
 			  struct xform *xf, struct hitbox_in *h, struct api_fail *f);
 
+/* A hitbox's members, in the order of wf_hb_rows (each a FIELD_RAW row
+ * whose struct fval is the k-th of an array of HB_NKEYS). */
+enum wf_hb_key { HB_ID, HB_SHAPE, HB_CENTER, HB_RADIUS, HB_A, HB_B, HB_HALF, HB_ROT, HB_MESH,
+		 HB_XFORM, HB_NKEYS };
+extern const struct field wf_hb_rows[HB_NKEYS];
+/* The shapes' names in enum hitbox_shape order, NULL-terminated (read_enum). */
+extern const char *const wf_shape_names[];
+/* The members each shape takes besides id and shape (bits 1u << HB_x), by shape. */
+extern const unsigned wf_shape_fields[];
+/* Of those, the ones a shape may leave out (a box's rotation, a mesh's transform). */
+#define WF_HB_OPTIONAL (1u << HB_ROT | 1u << HB_XFORM)
+/* A snapshot's tick: an integer in [0, 2^53] (1), else 0. */
+int wf_tick_ok(double tick);
+/* A box's half extents, once floats: each >= 0 (1), else 0. */
+int wf_half_extents_ok(vec3 s);
+
 /* A shot's ray from its origin and direction (read_vec3's values) and
  * max_distance (> 0; NULL: none, tmax INFINITY): the direction normalised in
  * double, then rounded to float. 0, or -1 when the direction is zero. */

@@ -214,12 +214,15 @@ void handle_world_snapshot(const struct api_ctx *ctx, const struct api_request *
 	char msg[240];
 	cJSON *root;
 
-	root = parse(req, &arena, resp);
-	if (!root)
-		goto out_release_arena;
-	if (decode_snapshot(root, &ctx->world_limits, &q, &f)) {
-		api_respond_fail(resp, &f);
-		goto out_release_arena;
+	/* a plainly valid snapshot without a tree; anything else (every error) the tree's way */
+	if (!world_snapshot_direct(req->body, req->body_len, &ctx->world_limits, &q)) {
+		root = parse(req, &arena, resp);
+		if (!root)
+			goto out_release_arena;
+		if (decode_snapshot(root, &ctx->world_limits, &q, &f)) {
+			api_respond_fail(resp, &f);
+			goto out_release_arena;
+		}
 	}
 	w = lookup(ctx, m, resp);
 	if (!w)

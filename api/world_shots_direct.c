@@ -7,6 +7,7 @@
 
 #include "decode_fields.h"
 #include "json.h"
+#include "json_direct.h"
 #include "world_decode.h"
 #include "world_fields.h"
 
@@ -43,63 +44,6 @@ struct direct {
 	size_t nign, ign_cap;	/* q->ignore */
 	size_t ids_used;	/* bytes of q->ids (c.n + 1 when allocated) */
 };
-
-/* d as a cJSON number node, for the tree path's readers. */
-static cJSON num_node(double d)
-{
-	cJSON v;
-
-	memset(&v, 0, sizeof(v));
-	v.type = cJSON_Number;
-	v.valuedouble = d;
-	return v;
-}
-
-/* s as a cJSON string node, for the tree path's readers. */
-static cJSON str_node(char *s)
-{
-	cJSON v;
-
-	memset(&v, 0, sizeof(v));
-	v.type = cJSON_String;
-	v.valuestring = s;
-	return v;
-}
-
-/* Past JSON whitespace (json_cursor_next's, inline): the next byte, or -1 at the end. */
-static inline int peek(struct json_cursor *c)
-{
-	while (c->i < c->n) {
-		unsigned char ch = c->s[c->i];
-
-		if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
-			return ch;
-		c->i++;
-	}
-	return -1;
-}
-
-/* After a member: ',' (0: another follows) or close (1: the end); -1 else. */
-static inline int end_member(struct json_cursor *c, int close)
-{
-	int ch = peek(c);
-
-	if (ch == ',' || ch == close) {
-		c->i++;
-		return ch == close;
-	}
-	return -1;
-}
-
-/* A number value (the next byte '-' or a digit) into *d; -1 on anything else. */
-static inline int number(struct json_cursor *c, double *d)
-{
-	int ch = peek(c);
-
-	if (ch != '-' && (ch < '0' || ch > '9'))
-		return -1;
-	return json_cursor_number(c, d);
-}
 
 /* The key at c->i (its opening quote) and the ':' after it: one of keys[lo..hi)
  * spelt without escapes, else K_NONE. */
