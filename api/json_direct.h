@@ -1,15 +1,19 @@
 /* json_direct.h - api/-internal: the steps the tree-free decoders
- * (world_shots_direct.c, world_snapshot_direct.c) take over a body with a
- * json_cursor, and the cJSON nodes standing for a value they hand to the
- * tree path's readers. Each step only moves over plainly valid text and
+ * (world_shots_direct.c, world_snapshot_direct.c, rays_direct.c) take over a
+ * body with a json_cursor, and the cJSON nodes standing for a value they hand
+ * to the tree path's readers. Each step only moves over plainly valid text and
  * says -1 on anything else (never a message: the decoder then declines). */
 #ifndef API_JSON_DIRECT_H
 #define API_JSON_DIRECT_H
 
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cJSON.h>
 
+#include "decode_fields.h"
 #include "json.h"
 
 /* d as a cJSON number node, for the tree path's readers. */
@@ -70,6 +74,73 @@ static inline int number(struct json_cursor *c, double *d)
 	if (ch != '-' && (ch < '0' || ch > '9'))
 		return -1;
 	return json_cursor_number(c, d);
+}
+
+/* n numbers [..], each finite and within the float32 range (read_vec3's
+ * and wf_quat's rule). */
+static inline int read_nums(struct json_cursor *c, double *v, int n)
+{
+	int k;
+
+	if (peek(c) != '[')
+		return -1;
+	c->i++;
+	for (k = 0; k < n; k++) {
+		if (k && end_member(c, ']') != 0)
+			return -1;
+		if (number(c, &v[k]) || !isfinite(v[k]) || !in_float_range(v[k]))
+			return -1;
+	}
+	return end_member(c, ']') == 1 ? 0 : -1;
+}
+
+/* A key a decoder knows, and its length. */
+struct direct_key {
+	const char *s;
+	size_t len;
+};
+
+/* The key at c->i (its opening quote) and the ':' after it: the index of one
+ * of keys[lo..hi) whose bit is set in allowed, spelt without escapes; hi if
+ * none. */
+static inline int match_key(struct json_cursor *c, const struct direct_key *keys, int lo, int hi,
+			    unsigned allowed)
+{
+	const unsigned char *s = c->s + c->i + 1;
+	size_t left = c->n - c->i - 1, len;
+	int k;
+
+	for (k = lo; k < hi; k++) {
+		len = keys[k].len;
+		if ((allowed & 1u << k) && len < left && s[0] == (unsigned char)keys[k].s[0] &&
+		    s[len] == '"' && memcmp(keys[k].s, s, len) == 0)
+			break;
+	}
+	if (k == hi)
+		return hi;
+	c->i += keys[k].len + 2;
+	if (peek(c) != ':')
+		return hi;
+	c->i++;
+	return k;
+}
+
+/* Room for one more element of an array *p of *cap elements of size bytes
+ * holding n: the array doubled when full (-1 when that overflows or fails). */
+static inline int grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	void *np;
+
+	if (n < *cap)
+		return 0;
+	if (*cap > SIZE_MAX / 2 / size)
+		return -1;
+	np = realloc(*p, 2 * *cap * size);
+	if (!np)
+		return -1;
+	*p = np;
+	*cap *= 2;
+	return 0;
 }
 
 #endif

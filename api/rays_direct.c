@@ -9,6 +9,7 @@
 #include "decode.h"
 #include "decode_fields.h"
 #include "json.h"
+#include "json_direct.h"
 #include "query_rules.h"
 
 /*
@@ -34,10 +35,7 @@ enum key { K_ORIGIN, K_DIRECTION, K_MAX_DISTANCE, K_START, K_END, K_RAYS, K_SEGM
 #define OPTION_KEYS (KEY_BIT(K_MODE) | KEY_BIT(K_MAX_HITS) | KEY_BIT(K_BACKFACES) | \
 		     KEY_BIT(K_TRANSFORM))
 
-static const struct {
-	const char *s;
-	size_t len;
-} keys[K_NONE] = {
+static const struct direct_key keys[K_NONE] = {
 	{ "origin", 6 }, { "direction", 9 }, { "max_distance", 12 }, { "start", 5 }, { "end", 3 },
 	{ "rays", 4 }, { "segments", 8 }, { "mode", 4 }, { "max_hits", 8 }, { "backfaces", 9 },
 	{ "transform", 9 },
@@ -58,79 +56,11 @@ struct options {
 	size_t xf_at, xf_len;	/* the transform's text (xf_len 0: absent) */
 };
 
-/* Past JSON whitespace (json_cursor_next's, inline): the next byte, or -1 at the end. */
-static inline int peek(struct json_cursor *c)
-{
-	while (c->i < c->n) {
-		unsigned char ch = c->s[c->i];
-
-		if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
-			return ch;
-		c->i++;
-	}
-	return -1;
-}
-
-/* After a member: ',' (0: another follows) or close (1: the end); -1 else. */
-static inline int end_member(struct json_cursor *c, int close)
-{
-	int ch = peek(c);
-
-	if (ch == ',' || ch == close) {
-		c->i++;
-		return ch == close;
-	}
-	return -1;
-}
-
-/* A number value (the next byte '-' or a digit) into *d; -1 on anything else. */
-static inline int number(struct json_cursor *c, double *d)
-{
-	int ch = peek(c);
-
-	if (ch != '-' && (ch < '0' || ch > '9'))
-		return -1;
-	return json_cursor_number(c, d);
-}
-
 /* The key at c->i (its opening quote) and the ':' after it: one of the keys
  * in allowed (KEY_BIT set) spelt without escapes, else K_NONE. */
 static enum key read_key(struct json_cursor *c, unsigned allowed)
 {
-	const unsigned char *s = c->s + c->i + 1;
-	size_t left = c->n - c->i - 1, len;
-	int k;
-
-	for (k = 0; k < (int)K_NONE; k++) {
-		len = keys[k].len;
-		if ((allowed & KEY_BIT(k)) && len < left && s[0] == (unsigned char)keys[k].s[0] &&
-		    s[len] == '"' && memcmp(keys[k].s, s, len) == 0)
-			break;
-	}
-	if (k == (int)K_NONE)
-		return K_NONE;
-	c->i += keys[k].len + 2;
-	if (peek(c) != ':')
-		return K_NONE;
-	c->i++;
-	return (enum key)k;
-}
-
-/* [x, y, z], read_vec3's rule: three finite numbers within the float32 range. */
-static int read_vec(struct json_cursor *c, double v[3])
-{
-	int k;
-
-	if (peek(c) != '[')
-		return -1;
-	c->i++;
-	for (k = 0; k < 3; k++) {
-		if (k && end_member(c, ']') != 0)
-			return -1;
-		if (number(c, &v[k]) || !isfinite(v[k]) || !in_float_range(v[k]))
-			return -1;
-	}
-	return end_member(c, ']') == 1 ? 0 : -1;
+	return (enum key)match_key(c, keys, 0, K_NONE, allowed);
 }
 
 /* One element of "rays", as decode_ray reads it (ray_rows). */
@@ -153,9 +83,9 @@ static int read_ray(struct json_cursor *c, struct qray *r)
 			return -1;
 		seen |= KEY_BIT(k);
 		if (k == K_ORIGIN)		/* FIELD_VEC3 */
-			bad = read_vec(c, o);
+			bad = read_nums(c, o, 3);
 		else if (k == K_DIRECTION)	/* FIELD_DIR */
-			bad = read_vec(c, d);
+			bad = read_nums(c, d, 3);
 		else				/* FIELD_POSITIVE */
 			bad = number(c, &md) || !isfinite(md) || !(md > 0);
 		if (bad)
@@ -187,7 +117,7 @@ static int read_segment(struct json_cursor *c, struct qray *r)
 		if (k == K_NONE || (seen & KEY_BIT(k)))
 			return -1;
 		seen |= KEY_BIT(k);
-		if (read_vec(c, k == K_START ? s : e))	/* FIELD_VEC3 both */
+		if (read_nums(c, k == K_START ? s : e, 3))	/* FIELD_VEC3 both */
 			return -1;
 	} while ((end = end_member(c, '}')) == 0);
 	if (end != 1 || (seen & need) != need)
@@ -211,17 +141,8 @@ static int read_items(struct direct *x)
 	do {
 		if (x->max_batch && q->n == x->max_batch)
 			return -1;	/* 413 on the tree path */
-		if (q->n == x->cap) {
-			struct qray *p;
-
-			if (x->cap > SIZE_MAX / 2 / sizeof(*p))
-				return -1;
-			p = realloc(q->rays, 2 * x->cap * sizeof(*p));
-			if (!p)
-				return -1;
-			q->rays = p;
-			x->cap *= 2;
-		}
+		if (grow((void **)&q->rays, &x->cap, q->n, sizeof(*q->rays)))
+			return -1;
 		if (q->segments ? read_segment(c, &q->rays[q->n]) : read_ray(c, &q->rays[q->n]))
 			return -1;
 		q->n++;
@@ -241,9 +162,7 @@ static int read_string(struct json_cursor *c, char *buf, size_t cap, cJSON *v)
 		free(out);
 		return -1;
 	}
-	memset(v, 0, sizeof(*v));
-	v->type = cJSON_String;
-	v->valuestring = buf;
+	*v = str_node(buf);
 	return 0;
 }
 
@@ -262,9 +181,7 @@ static int read_option(struct json_cursor *c, enum key k, struct options *o)
 	case K_MAX_HITS:
 		if (number(c, &d))
 			return -1;
-		memset(&o->hits_v, 0, sizeof(o->hits_v));
-		o->hits_v.type = cJSON_Number;
-		o->hits_v.valuedouble = d;
+		o->hits_v = num_node(d);
 		o->max_hits = &o->hits_v;
 		return 0;
 	case K_TRANSFORM:	/* checked here, read by read_xform */

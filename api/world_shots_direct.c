@@ -25,10 +25,7 @@
 enum key { K_ORIGIN, K_DIRECTION, K_MAX_DISTANCE, K_TIME_MS, K_IGNORE, K_LAYERS,
 	   K_SHOTS, K_MODE, K_MAX_HITS, K_NONE };
 
-static const struct {
-	const char *s;
-	size_t len;
-} keys[K_NONE] = {
+static const struct direct_key keys[K_NONE] = {
 	{ "origin", 6 }, { "direction", 9 }, { "max_distance", 12 }, { "time_ms", 7 },
 	{ "ignore", 6 }, { "layers", 6 }, { "shots", 5 }, { "mode", 4 }, { "max_hits", 8 },
 };
@@ -49,40 +46,9 @@ struct direct {
  * spelt without escapes, else K_NONE. */
 static enum key read_key(struct json_cursor *c, enum key lo, enum key hi)
 {
-	const unsigned char *s = c->s + c->i + 1;
-	size_t left = c->n - c->i - 1, len;
-	int k;
+	int k = match_key(c, keys, (int)lo, (int)hi, ~0u);
 
-	for (k = lo; k < (int)hi; k++) {
-		len = keys[k].len;
-		if (len < left && s[0] == (unsigned char)keys[k].s[0] && s[len] == '"' &&
-		    memcmp(keys[k].s, s, len) == 0)
-			break;
-	}
-	if (k == (int)hi)
-		return K_NONE;
-	c->i += keys[k].len + 2;
-	if (peek(c) != ':')
-		return K_NONE;
-	c->i++;
-	return (enum key)k;
-}
-
-/* [x, y, z], read_vec3's rule: three finite numbers within the float32 range. */
-static int read_vec(struct json_cursor *c, double v[3])
-{
-	int k;
-
-	if (peek(c) != '[')
-		return -1;
-	c->i++;
-	for (k = 0; k < 3; k++) {
-		if (k && end_member(c, ']') != 0)
-			return -1;
-		if (number(c, &v[k]) || !isfinite(v[k]) || !in_float_range(v[k]))
-			return -1;
-	}
-	return end_member(c, ']') == 1 ? 0 : -1;
+	return k == (int)hi ? K_NONE : (enum key)k;
 }
 
 /* "layers": an array of wf_layer values (empty: no layer). */
@@ -118,17 +84,8 @@ static int push_id(struct direct *x, const char *id)
 {
 	struct world_shots_req *q = x->q;
 
-	if (x->nign == x->ign_cap) {
-		const char **p;
-
-		if (x->ign_cap > SIZE_MAX / 2 / sizeof(*p))
-			return -1;
-		p = realloc(q->ignore, 2 * x->ign_cap * sizeof(*p));
-		if (!p)
-			return -1;
-		q->ignore = p;
-		x->ign_cap *= 2;
-	}
+	if (grow((void **)&q->ignore, &x->ign_cap, x->nign, sizeof(*q->ignore)))
+		return -1;
 	q->ignore[x->nign++] = id;
 	return 0;
 }
@@ -198,10 +155,10 @@ static int read_shot(struct direct *x, struct world_shot *s)
 		seen |= 1u << k;
 		switch (k) {
 		case K_ORIGIN:
-			bad = read_vec(c, o);
+			bad = read_nums(c, o, 3);
 			break;
 		case K_DIRECTION:
-			bad = read_vec(c, d);
+			bad = read_nums(c, d, 3);
 			break;
 		case K_MAX_DISTANCE:	/* FIELD_POSITIVE */
 			bad = number(c, &md) || !isfinite(md) || !(md > 0);
@@ -240,18 +197,8 @@ static int read_shots(struct direct *x)
 	do {
 		if (x->lim->max_batch && q->n == x->lim->max_batch)
 			return -1;	/* 413 on the tree path */
-		if (q->n == x->shots_cap) {
-			struct world_shot *p;
-
-			if (x->shots_cap > SIZE_MAX / 2 / sizeof(*p))
-				return -1;
-			p = realloc(q->shots, 2 * x->shots_cap * sizeof(*p));
-			if (!p)
-				return -1;
-			q->shots = p;
-			x->shots_cap *= 2;
-		}
-		if (read_shot(x, &q->shots[q->n]))
+		if (grow((void **)&q->shots, &x->shots_cap, q->n, sizeof(*q->shots)) ||
+		    read_shot(x, &q->shots[q->n]))
 			return -1;
 		q->n++;
 	} while ((r = end_member(c, ']')) == 0);

@@ -78,24 +78,6 @@ static enum key read_key(struct json_cursor *c, enum key lo, enum key hi)
 	return (enum key)k;
 }
 
-/* n numbers [..], each finite and within the float32 range (read_vec3's
- * and wf_quat's rule). */
-static int read_nums(struct json_cursor *c, double *v, int n)
-{
-	int k;
-
-	if (peek(c) != '[')
-		return -1;
-	c->i++;
-	for (k = 0; k < n; k++) {
-		if (k && end_member(c, ']') != 0)
-			return -1;
-		if (number(c, &v[k]) || !isfinite(v[k]) || !in_float_range(v[k]))
-			return -1;
-	}
-	return end_member(c, ']') == 1 ? 0 : -1;
-}
-
 /* The string at c->i (its opening quote) when it is printable ASCII without
  * escapes (plainly valid; json_cursor_string reads anything else): copied
  * into out and NUL-terminated, *len its length, c past it (1); else 0,
@@ -268,24 +250,6 @@ static int read_hitbox(struct direct *x, struct hitbox_in *h)
 	default:
 		return -1;
 	}
-	return 0;
-}
-
-/* Room for one more element of an array of *cap elements of size bytes
- * holding n. */
-static int grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	void *np;
-
-	if (n < *cap)
-		return 0;
-	if (*cap > SIZE_MAX / 2 / size)
-		return -1;
-	np = realloc(*p, 2 * *cap * size);
-	if (!np)
-		return -1;
-	*p = np;
-	*cap *= 2;
 	return 0;
 }
 
