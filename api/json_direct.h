@@ -76,6 +76,35 @@ static inline int number(struct json_cursor *c, double *d)
 	return json_cursor_number(c, d);
 }
 
+/* A string value (escapes read as json_parse reads them) into buf[0..cap),
+ * NUL-terminated, *len its length; -1 when none starts here or it does not
+ * fit. */
+static inline int string_into(struct json_cursor *c, char *buf, size_t cap, size_t *len)
+{
+	char *out;
+
+	if (peek(c) != '"' || json_cursor_string(c, buf, cap, &out, len))
+		return -1;
+	if (out != buf) {	/* too long for buf: json_cursor_string's own copy */
+		free(out);
+		return -1;
+	}
+	return 0;
+}
+
+/* Past an array's '[': 0 when elements follow, 1 when it is empty (its ']'
+ * consumed too), -1 when no array starts here. */
+static inline int open_array(struct json_cursor *c)
+{
+	if (peek(c) != '[')
+		return -1;
+	c->i++;
+	if (peek(c) != ']')
+		return 0;
+	c->i++;
+	return 1;
+}
+
 /* n numbers [..], each finite and within the float32 range (read_vec3's
  * and wf_quat's rule). */
 static inline int read_nums(struct json_cursor *c, double *v, int n)

@@ -154,14 +154,9 @@ static int read_items(struct direct *x)
 static int read_string(struct json_cursor *c, char *buf, size_t cap, cJSON *v)
 {
 	size_t len;
-	char *out;
 
-	if (peek(c) != '"' || json_cursor_string(c, buf, cap, &out, &len))
+	if (string_into(c, buf, cap, &len))	/* or longer than any option's value */
 		return -1;
-	if (out != buf) {	/* longer than any option's value */
-		free(out);
-		return -1;
-	}
 	*v = str_node(buf);
 	return 0;
 }

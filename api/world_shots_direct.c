@@ -61,13 +61,8 @@ static int read_layers(struct json_cursor *c, uint32_t *layers)
 	int r;
 
 	*layers = 0;
-	if (peek(c) != '[')
-		return -1;
-	c->i++;
-	if (peek(c) == ']') {
-		c->i++;
-		return 0;
-	}
+	if ((r = open_array(c)) != 0)
+		return r == 1 ? 0 : -1;
 	do {
 		if (number(c, &d))
 			return -1;
@@ -104,25 +99,18 @@ static int read_ignore(struct direct *x, struct world_shot *s)
 	cJSON v;
 	int r;
 
-	if (peek(c) != '[')
+	if ((r = open_array(c)) < 0)
 		return -1;
-	c->i++;
 	s->ignore = ignore_given;
-	if (peek(c) == ']') {
-		c->i++;
+	if (r == 1)
 		return 0;
-	}
 	if (!q->ids && !(q->ids = malloc(c->n + 1)))
 		return -1;
 	do {
-		if (s->nignore == WORLD_IGNORE_MAX || peek(c) != '"')
+		out = q->ids + x->ids_used;	/* always room (see above) */
+		if (s->nignore == WORLD_IGNORE_MAX ||
+		    string_into(c, out, c->n + 1 - x->ids_used, &len))
 			return -1;
-		if (json_cursor_string(c, q->ids + x->ids_used, c->n + 1 - x->ids_used, &out, &len))
-			return -1;
-		if (out != q->ids + x->ids_used) {	/* cannot happen (see above) */
-			free(out);
-			return -1;
-		}
 		v = str_node(out);
 		if (wf_id(&v, NULL, &id, &f) || push_id(x, id))
 			return -1;
@@ -213,7 +201,6 @@ static int read_top(struct direct *x, char *mode_s, size_t mode_cap, cJSON *mode
 	unsigned seen = 0;
 	size_t len;
 	double d;
-	char *out;
 	enum key k;
 	int r;
 
@@ -231,13 +218,8 @@ static int read_top(struct direct *x, char *mode_s, size_t mode_cap, cJSON *mode
 			if (read_shots(x))
 				return -1;
 		} else if (k == K_MODE) {
-			if (peek(c) != '"' ||
-			    json_cursor_string(c, mode_s, mode_cap, &out, &len))
+			if (string_into(c, mode_s, mode_cap, &len))	/* or longer than any mode */
 				return -1;
-			if (out != mode_s) {	/* longer than any mode */
-				free(out);
-				return -1;
-			}
 			*mode_v = str_node(mode_s);
 			*mode = mode_v;
 		} else {

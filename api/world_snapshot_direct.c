@@ -104,20 +104,15 @@ static int read_id(struct direct *x, const char **id)
 	struct json_cursor *c = &x->c;
 	struct api_fail f;
 	size_t len;
-	char *out, *at = x->q->ids + x->ids_used;
+	char *at = x->q->ids + x->ids_used;
 	cJSON v;
 
 	if (peek(c) != '"')
 		return -1;
-	if (plain_string(c, at, &len))
-		out = at;	/* printable ASCII, no escapes: copied as it is */
-	else if (json_cursor_string(c, at, c->n + 1 - x->ids_used, &out, &len))
+	/* printable ASCII, no escapes: copied as it is; else always room (see above) */
+	if (!plain_string(c, at, &len) && string_into(c, at, c->n + 1 - x->ids_used, &len))
 		return -1;
-	if (out != at) {	/* cannot happen (see above) */
-		free(out);
-		return -1;
-	}
-	v = str_node(out);
+	v = str_node(at);
 	if (wf_id(&v, NULL, id, &f))
 		return -1;
 	x->ids_used += len + 1;
@@ -260,13 +255,8 @@ static int read_hitboxes(struct direct *x, struct entity_in *e)
 	struct snapshot_req *q = x->q;
 	int r;
 
-	if (peek(c) != '[')
-		return -1;
-	c->i++;
-	if (peek(c) == ']') {
-		c->i++;
-		return 0;
-	}
+	if ((r = open_array(c)) != 0)
+		return r == 1 ? 0 : -1;
 	do {
 		if (x->lim->max_hitboxes && q->nhb == x->lim->max_hitboxes)
 			return -1;	/* 413 on the tree path */
@@ -325,13 +315,8 @@ static int read_entities(struct direct *x)
 	struct snapshot_req *q = x->q;
 	int r;
 
-	if (peek(c) != '[')
-		return -1;
-	c->i++;
-	if (peek(c) == ']') {
-		c->i++;
-		return 0;
-	}
+	if ((r = open_array(c)) != 0)
+		return r == 1 ? 0 : -1;
 	do {
 		if (x->lim->max_entities && q->n == x->lim->max_entities)
 			return -1;	/* 413 on the tree path */
