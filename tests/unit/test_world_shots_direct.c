@@ -10,9 +10,8 @@
 #include <string.h>
 
 #include "api.h"
-#include "buf.h"
 #include "decode.h"
-#include "encode.h"
+#include "directcheck.h"
 #include "json.h"
 #include "store.h"
 #include "shotgen.h"
@@ -81,11 +80,9 @@ static int cross_check(const char *text, size_t len, int static_only, int requir
 	struct json_arena a = JSON_ARENA_INIT;
 	struct world_shots_req q, t;
 	struct api_fail f;
-	char *body = malloc(len ? len : 1);
+	char *body = dc_exact_copy(text, len);
 	int d;
 
-	ck_assert_ptr_nonnull(body);
-	memcpy(body, text, len);
 	d = world_shots_direct(body, len, &lim, static_only, &q);
 	*tree_ok = tree_decode(body, len, static_only, &a, &t, &f) == API_OK;
 	if (d) {
@@ -123,51 +120,16 @@ START_TEST(test_random_valid)
 }
 END_TEST
 
-/* One random edit of b: bytes deleted, inserted, replaced, a piece repeated,
- * or the end cut. */
+/* The suite's own tokens for dc_mutate to insert. */
+static const char *const tokens[] = {
+	"\"origin\":[0,0,0],", "\"shots\":[{\"origin\":[0,0,0],\"direction\":[1,0,0]}],",
+	"\"mode\":\"all\",", "\"max_hits\":3,", "\"foo\":1,", "\"time_ms\":null,",
+	"\"layers\":[31],", "\"ignore\":[],", "\"max_distance\":0,", ",{}", "0000000000",
+};
+
 static void mutate(struct sb *b)
 {
-	static const char *const tokens[] = {
-		"{", "}", "[", "]", ",", ":", "\"", "\\", " ", "0", "9", ".", "e", "-", "+", "null",
-		"\"x\"", "1e999", "\"\\u0000\"", "\x01", "\xff", "\xc3", "{}", "[]", "true",
-		"\"origin\":[0,0,0],", "\"shots\":[{\"origin\":[0,0,0],\"direction\":[1,0,0]}],",
-		"\"mode\":\"all\",", "\"max_hits\":3,", "\"foo\":1,", "\"time_ms\":null,",
-		"\"layers\":[31],", "\"ignore\":[],", "\"max_distance\":0,", ",{}", "0000000000",
-	};
-	size_t at = b->len ? shotgen_below((unsigned)b->len + 1) : 0, n;
-	struct sb o = { 0 };
-
-	sb_putn(&o, "", 0);
-	switch (shotgen_below(5)) {
-	case 0:		/* delete 1..3 bytes */
-		n = 1 + shotgen_below(3);
-		if (at + n > b->len)
-			n = b->len - at;
-		sb_putn(&o, b->p, at);
-		sb_putn(&o, b->p + at + n, b->len - at - n);
-		break;
-	case 1:		/* insert a token */
-		sb_putn(&o, b->p, at);
-		sb_puts(&o, tokens[shotgen_below(sizeof(tokens) / sizeof(tokens[0]))]);
-		sb_putn(&o, b->p + at, b->len - at);
-		break;
-	case 2:		/* replace a byte */
-		sb_putn(&o, b->p, b->len);
-		if (at < b->len)
-			o.p[at] = "{}[],:\"\\ 0159.eE-+nx\x7f"[shotgen_below(22)];
-		break;
-	case 3:		/* repeat a piece */
-		n = shotgen_below(40);
-		if (at + n > b->len)
-			n = b->len - at;
-		sb_putn(&o, b->p, at + n);
-		sb_putn(&o, b->p + at, b->len - at);
-		break;
-	default:	/* cut the end */
-		sb_putn(&o, b->p, at);
-	}
-	free(b->p);
-	*b = o;
+	dc_mutate(b, tokens, sizeof(tokens) / sizeof(tokens[0]));
 }
 
 START_TEST(test_random_mutations)
@@ -193,26 +155,15 @@ END_TEST
 
 static struct api_ctx ctx;
 
-static const char cube_json[] =
-	"{\"vertices\":[[-1,-1,-1],[1,-1,-1],[1,1,-1],[-1,1,-1],[-1,-1,1],[1,-1,1],[1,1,1],[-1,1,1]],"
-	"\"triangles\":[[0,2,1],[0,3,2],[4,5,6],[4,6,7],[0,1,5],[0,5,4],[2,3,7],[2,7,6],"
-	"[1,2,6],[1,6,5],[0,4,7],[0,7,3]]}";
-
 static void call(const char *method, const char *path, const char *body, size_t len,
 		 struct api_response *resp)
 {
-	struct api_request rq = { method, path, "application/json", body, len, API_AUTH_WRITE, NULL };
-
-	api_handle(&ctx, &rq, resp);
+	dc_call(&ctx, method, path, body, len, resp);
 }
 
 static void call_ok(const char *method, const char *path, const char *body, int status)
 {
-	struct api_response r;
-
-	call(method, path, body, strlen(body), &r);
-	ck_assert_int_eq(r.status, status);
-	api_response_release(&r);
+	dc_call_ok(&ctx, method, path, body, status);
 }
 
 static void setup(void)
@@ -221,7 +172,7 @@ static void setup(void)
 	ck_assert_int_eq(store_new(&ctx.store), CORE_OK);
 	ck_assert_int_eq(world_registry_new(&ctx.worlds), CORE_OK);
 	ctx.limits = lim;
-	call_ok("PUT", "/v1/meshes/cube", cube_json, 201);
+	call_ok("PUT", "/v1/meshes/cube", dc_cube_json, 201);
 	call_ok("PUT", "/v1/worlds/w",
 		"{\"static\":[{\"id\":\"level\",\"mesh\":\"cube\",\"layer\":2}]}", 201);
 	call_ok("POST", "/v1/worlds/w/snapshots",
@@ -243,17 +194,6 @@ static void answer(const char *body, int static_only, struct api_response *r)
 {
 	call("POST", static_only ? "/v1/worlds/w/raycast" : "/v1/worlds/w/hitscan", body,
 	     strlen(body), r);
-}
-
-static void assert_same_answer(const struct api_response *a, const struct api_response *b,
-			       const char *what)
-{
-	size_t la, lb;
-	const char *ba = api_response_body(a, &la), *bb = api_response_body(b, &lb);
-
-	ck_assert_msg(a->status == b->status && la == lb && memcmp(ba, bb, la) == 0,
-		      "answers differ for %s: %d %.*s | %d %.*s", what, a->status, (int)la, ba,
-		      b->status, (int)lb, bb);
 }
 
 /* Shots at the cube and the entity (from z = -8 towards +z), random members. */
@@ -319,7 +259,7 @@ START_TEST(test_handler_same_answers)
 			answer(e.p, st, &rb);
 			free(e.p);
 		}
-		assert_same_answer(&ra, &rb, b.p);
+		dc_assert_same_answer(&ra, &rb, b.p);
 		ck_assert_msg(ra.status == 200, "%d %s: %s", ra.status,
 			      api_response_body(&ra, &(size_t){ 0 }), b.p);
 		hits += strstr(api_response_body(&ra, &(size_t){ 0 }), "\"hit\":\"") != NULL;
@@ -414,17 +354,11 @@ static void assert_tree_error(const char *body, int static_only, const struct ap
 	struct json_arena a = JSON_ARENA_INIT;
 	struct world_shots_req t;
 	struct api_fail f;
-	struct api_response want;
 	enum api_err e = tree_decode(body, strlen(body), static_only, &a, &t, &f);
 
 	json_arena_release(&a);
 	ck_assert_msg(e != API_OK, "the tree path accepts %s", body);
-	memset(&want, 0, sizeof(want));
-	buf_init(&want.body);
-	want.status = api_err_info(e)->status;
-	encode_error(&want.body, api_err_info(e)->code, f.msg);
-	assert_same_answer(r, &want, body);
-	buf_release(&want.body);
+	dc_assert_error_answer(r, e, f.msg, body);
 }
 
 /* Each row declined, and answered as the tree path answers it. */
@@ -441,7 +375,7 @@ static void check_decline(const struct decline_row *row)
 	} else if (row->same) {
 		answer(row->same, row->static_only, &s);
 		ck_assert_int_eq(s.status, 200);
-		assert_same_answer(&r, &s, row->body);
+		dc_assert_same_answer(&r, &s, row->body);
 		api_response_release(&s);
 	} else if (*row->body) {
 		assert_tree_error(row->body, row->static_only, &r);
@@ -506,11 +440,5 @@ static Suite *shots_direct_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(shots_direct_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return dc_run_suite(shots_direct_suite());
 }

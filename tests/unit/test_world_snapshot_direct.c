@@ -10,9 +10,8 @@
 #include <string.h>
 
 #include "api.h"
-#include "buf.h"
 #include "decode.h"
-#include "encode.h"
+#include "directcheck.h"
 #include "json.h"
 #include "shotgen.h"
 #include "snapgen.h"
@@ -83,11 +82,9 @@ static int cross_check(const char *text, size_t len, int required, int *tree_ok)
 	struct json_arena a = JSON_ARENA_INIT;
 	struct snapshot_req q, t;
 	struct api_fail f;
-	char *body = malloc(len ? len : 1);
+	char *body = dc_exact_copy(text, len);
 	int d;
 
-	ck_assert_ptr_nonnull(body);
-	memcpy(body, text, len);
 	d = world_snapshot_direct(body, len, &wlim, &q);
 	*tree_ok = tree_decode(body, len, &a, &t, &f) == API_OK;
 	if (d) {
@@ -137,55 +134,20 @@ START_TEST(test_random_valid)
 }
 END_TEST
 
-/* One random edit of b: bytes deleted, inserted, replaced, a piece repeated,
- * or the end cut. */
+/* The suite's own tokens for dc_mutate to insert. */
+static const char *const tokens[] = {
+	"\"tick\":1,", "\"layer\":3,", "\"layer\":32,", "\"radius\":1,", "\"radius\":-1,",
+	"\"rotation\":[1,0,0,0],", "\"rotation\":[0,0,0,0],", "\"a\":[0,0,0],",
+	"\"center\":[0,0,0],", "\"half_extents\":[1,1,1],", "\"mesh\":\"cube\",",
+	"\"shape\":\"box\",", "\"shape\":\"mesh\",", "\"id\":\"x\",", "\"id\":\"\",",
+	"\"foo\":1,", "\"layer\":null,", ",{}", "0000000000", "\"transform\":{},",
+	"{\"id\":\"h\",\"shape\":\"sphere\",\"center\":[0,0,0],\"radius\":1},",
+	"{\"id\":\"e\",\"hitboxes\":[]},",
+};
+
 static void mutate(struct sb *b)
 {
-	static const char *const tokens[] = {
-		"{", "}", "[", "]", ",", ":", "\"", "\\", " ", "0", "9", ".", "e", "-", "+", "null",
-		"\"x\"", "1e999", "\"\\u0000\"", "\x01", "\xff", "\xc3", "{}", "[]", "true",
-		"\"tick\":1,", "\"layer\":3,", "\"layer\":32,", "\"radius\":1,", "\"radius\":-1,",
-		"\"rotation\":[1,0,0,0],", "\"rotation\":[0,0,0,0],", "\"a\":[0,0,0],",
-		"\"center\":[0,0,0],", "\"half_extents\":[1,1,1],", "\"mesh\":\"cube\",",
-		"\"shape\":\"box\",", "\"shape\":\"mesh\",", "\"id\":\"x\",", "\"id\":\"\",",
-		"\"foo\":1,", "\"layer\":null,", ",{}", "0000000000", "\"transform\":{},",
-		"{\"id\":\"h\",\"shape\":\"sphere\",\"center\":[0,0,0],\"radius\":1},",
-		"{\"id\":\"e\",\"hitboxes\":[]},",
-	};
-	size_t at = b->len ? shotgen_below((unsigned)b->len + 1) : 0, n;
-	struct sb o = { 0 };
-
-	sb_putn(&o, "", 0);
-	switch (shotgen_below(5)) {
-	case 0:		/* delete 1..3 bytes */
-		n = 1 + shotgen_below(3);
-		if (at + n > b->len)
-			n = b->len - at;
-		sb_putn(&o, b->p, at);
-		sb_putn(&o, b->p + at + n, b->len - at - n);
-		break;
-	case 1:		/* insert a token */
-		sb_putn(&o, b->p, at);
-		sb_puts(&o, tokens[shotgen_below(sizeof(tokens) / sizeof(tokens[0]))]);
-		sb_putn(&o, b->p + at, b->len - at);
-		break;
-	case 2:		/* replace a byte */
-		sb_putn(&o, b->p, b->len);
-		if (at < b->len)
-			o.p[at] = "{}[],:\"\\ 0159.eE-+nx\x7f"[shotgen_below(22)];
-		break;
-	case 3:		/* repeat a piece */
-		n = shotgen_below(40);
-		if (at + n > b->len)
-			n = b->len - at;
-		sb_putn(&o, b->p, at + n);
-		sb_putn(&o, b->p + at, b->len - at);
-		break;
-	default:	/* cut the end */
-		sb_putn(&o, b->p, at);
-	}
-	free(b->p);
-	*b = o;
+	dc_mutate(b, tokens, sizeof(tokens) / sizeof(tokens[0]));
 }
 
 START_TEST(test_random_mutations)
@@ -236,26 +198,14 @@ END_TEST
 
 static struct api_ctx ctx;
 
-static const char cube_json[] =
-	"{\"vertices\":[[-1,-1,-1],[1,-1,-1],[1,1,-1],[-1,1,-1],[-1,-1,1],[1,-1,1],[1,1,1],[-1,1,1]],"
-	"\"triangles\":[[0,2,1],[0,3,2],[4,5,6],[4,6,7],[0,1,5],[0,5,4],[2,3,7],[2,7,6],"
-	"[1,2,6],[1,6,5],[0,4,7],[0,7,3]]}";
-
 static void call(const char *method, const char *path, const char *body, struct api_response *resp)
 {
-	struct api_request rq = { method, path, "application/json", body, strlen(body),
-				  API_AUTH_WRITE, NULL };
-
-	api_handle(&ctx, &rq, resp);
+	dc_call(&ctx, method, path, body, strlen(body), resp);
 }
 
 static void call_ok(const char *method, const char *path, const char *body, int status)
 {
-	struct api_response r;
-
-	call(method, path, body, &r);
-	ck_assert_int_eq(r.status, status);
-	api_response_release(&r);
+	dc_call_ok(&ctx, method, path, body, status);
 }
 
 /* Worlds a and b, empty. */
@@ -280,7 +230,7 @@ static void setup(void)
 	ck_assert_int_eq(world_registry_new(&ctx.worlds), CORE_OK);
 	ctx.limits = lim;
 	ctx.world_limits = wlim;
-	call_ok("PUT", "/v1/meshes/cube", cube_json, 201);
+	call_ok("PUT", "/v1/meshes/cube", dc_cube_json, 201);
 	fresh_worlds();
 }
 
@@ -288,17 +238,6 @@ static void teardown(void)
 {
 	world_registry_free(ctx.worlds);
 	store_free(ctx.store);
-}
-
-static void assert_same_answer(const struct api_response *a, const struct api_response *b,
-			       const char *what)
-{
-	size_t la, lb;
-	const char *ba = api_response_body(a, &la), *bb = api_response_body(b, &lb);
-
-	ck_assert_msg(a->status == b->status && la == lb && (la == 0 || memcmp(ba, bb, la) == 0),
-		      "answers differ for %.400s: %d %.*s | %d %.*s", what, a->status, (int)la, ba,
-		      b->status, (int)lb, bb);
 }
 
 /* GET of worlds a and b alike but for the name. */
@@ -341,7 +280,7 @@ static int post_both(const char *body)
 	sb_puts(&e, k + 10);
 	call("POST", "/v1/worlds/a/snapshots", body, &ra);
 	call("POST", "/v1/worlds/b/snapshots", e.p, &rb);
-	assert_same_answer(&ra, &rb, body);
+	dc_assert_same_answer(&ra, &rb, body);
 	assert_same_worlds(body);
 	status = ra.status;
 	api_response_release(&ra);
@@ -457,17 +396,11 @@ static void assert_tree_error(const char *body, const struct api_response *r)
 	struct json_arena a = JSON_ARENA_INIT;
 	struct snapshot_req t;
 	struct api_fail f;
-	struct api_response want;
 	enum api_err e = tree_decode(body, strlen(body), &a, &t, &f);
 
 	json_arena_release(&a);
 	ck_assert_msg(e != API_OK, "the tree path accepts %.400s", body);
-	memset(&want, 0, sizeof(want));
-	buf_init(&want.body);
-	want.status = api_err_info(e)->status;
-	encode_error(&want.body, api_err_info(e)->code, f.msg);
-	assert_same_answer(r, &want, body);
-	buf_release(&want.body);
+	dc_assert_error_answer(r, e, f.msg, body);
 }
 
 /* Each row declined, and answered as the tree path answers it. */
@@ -487,7 +420,7 @@ static void check_decline(const struct decline_row *row)
 		snapshot_req_release(&q);
 		call("POST", "/v1/worlds/b/snapshots", row->same, &s);
 		ck_assert_int_eq(s.status, 204);
-		assert_same_answer(&r, &s, row->body);
+		dc_assert_same_answer(&r, &s, row->body);
 		assert_same_worlds(row->body);
 		api_response_release(&s);
 	} else if (*row->body) {
@@ -579,11 +512,5 @@ static Suite *snapshot_direct_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(snapshot_direct_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return dc_run_suite(snapshot_direct_suite());
 }
