@@ -5,44 +5,8 @@
 #include "raygen.h"
 #include "shotgen.h"
 
-static void ws(struct sb *b)
-{
-	static const char *const w[] = { " ", "\n", "\t", "\r\n  " };
-
-	while (shotgen_below(6) == 0)
-		sb_puts(b, w[shotgen_below(4)]);
-}
-
-/* Spellings the tree path reads as numbers (some refused where they land). */
-static const char *const odd_numbers[] = {
-	"-0", "0", "0.0", "-0.0", "0e0", "1E+2", "1e-7", "123456789012345678901234567890",
-	"0.000000000000000000001", "4.9e-324", "2.2250738585072014e-308", "3.4028234e38",
-	"-3.4028234663852886e38", "3.40282347e38", "1e39", "1e-45", "1e400", "-1e400",
-	"0.1e1", "100e-2", "9007199254740993", "1.00000000000000000000000000001",
-};
-
 /* Values of the wrong type or none. */
 static const char *const odd_values[] = { "null", "\"1\"", "true", "[]", "{}", "[1,2]", "[1,2,3,4]" };
-
-/* A number: usually v, now and then (bad) an odd spelling. */
-static void gen_num(struct sb *b, double v, int bad)
-{
-	if (bad && shotgen_below(40) == 0)
-		sb_puts(b, odd_numbers[shotgen_below(sizeof(odd_numbers) / sizeof(odd_numbers[0]))]);
-	else
-		shotgen_num(b, v);
-}
-
-/* A float32-range value of some magnitude. */
-static double gen_value(void)
-{
-	switch (shotgen_below(4)) {
-	case 0: return (shotgen_unit() - 0.5) * 2000;
-	case 1: return (shotgen_unit() - 0.5) * pow(10, (double)shotgen_below(76) - 38);
-	case 2: return (double)(int)shotgen_below(100) - 50;
-	default: return (shotgen_unit() - 0.5) * 20;
-	}
-}
 
 /* [v0, v1, v2]; nonzero: v[0] never zero (unless bad). */
 static void gen_vec(struct sb *b, const double *base, int nonzero, int bad)
@@ -55,13 +19,13 @@ static void gen_vec(struct sb *b, const double *base, int nonzero, int bad)
 	}
 	sb_putc(b, '[');
 	for (k = 0; k < 3; k++) {
-		double v = base ? base[k] : gen_value();
+		double v = base ? base[k] : shotgen_value();
 
 		if (nonzero && !bad && k == 0 && !base)
 			v = copysign(1 + fabs(v), v);
-		ws(b);
-		gen_num(b, v, bad);
-		ws(b);
+		shotgen_ws(b);
+		shotgen_num_bad(b, v, bad);
+		shotgen_ws(b);
 		if (k < 2)
 			sb_putc(b, ',');
 	}
@@ -75,8 +39,8 @@ static void gen_item(struct sb *b, int segments, int bad)
 	double start[3], end[3];
 
 	for (k = 0; k < 3; k++) {
-		start[k] = gen_value();
-		end[k] = start[k] + (k == 0 ? 1 + fabs(gen_value()) : gen_value());
+		start[k] = shotgen_value();
+		end[k] = start[k] + (k == 0 ? 1 + fabs(shotgen_value()) : shotgen_value());
 	}
 	for (k = n - 1; k > 0; k--) {
 		int j = (int)shotgen_below((unsigned)k + 1), t = order[k];
@@ -95,28 +59,28 @@ static void gen_item(struct sb *b, int segments, int bad)
 		if (!first)
 			sb_putc(b, ',');
 		first = 0;
-		ws(b);
+		shotgen_ws(b);
 		if (segments) {
 			sb_puts(b, f == 0 ? "\"start\"" : "\"end\"");
-			ws(b);
+			shotgen_ws(b);
 			sb_putc(b, ':');
-			ws(b);
+			shotgen_ws(b);
 			gen_vec(b, f == 0 ? start : (bad && shotgen_below(30) == 0) ? start : end, 0, bad);
 		} else if (f == 0) {
 			sb_puts(b, "\"origin\":");
-			ws(b);
+			shotgen_ws(b);
 			gen_vec(b, NULL, 0, bad);
 		} else if (f == 1) {
 			sb_puts(b, "\"direction\"");
-			ws(b);
+			shotgen_ws(b);
 			sb_puts(b, ":");
 			gen_vec(b, NULL, 1, bad);
 		} else {
 			sb_puts(b, "\"max_distance\":");
-			gen_num(b, shotgen_below(4) ? shotgen_unit() * 1e4 + 1e-6
+			shotgen_num_bad(b, shotgen_below(4) ? shotgen_unit() * 1e4 + 1e-6
 						    : pow(10, (double)shotgen_below(600) - 300), bad);
 		}
-		ws(b);
+		shotgen_ws(b);
 	}
 	if (bad && shotgen_below(100) == 0)
 		sb_puts(b, shotgen_below(2) ? ",\"origin\":[0,0,0]" : ",\"foo\":1");
@@ -139,18 +103,18 @@ static void gen_transform(struct sb *b, int bad)
 		break;
 	case 2:
 		sb_puts(b, "{\"rotation\":[");
-		gen_num(b, shotgen_unit() + 0.1, bad);
+		shotgen_num_bad(b, shotgen_unit() + 0.1, bad);
 		snprintf(t, sizeof(t), ",%.9g,%.9g,%.9g],\"scale\":[", shotgen_unit() - 0.5,
 			 shotgen_unit() - 0.5, shotgen_unit() - 0.5);
 		sb_puts(b, t);
-		gen_num(b, shotgen_below(2) ? 2 : -1.5, bad);
+		shotgen_num_bad(b, shotgen_below(2) ? 2 : -1.5, bad);
 		sb_puts(b, ",1,0.5], \"position\" : [1,2,3]}");
 		break;
 	case 3:
 		sb_puts(b, "{\"matrix\":[");
-		gen_num(b, 1 + shotgen_unit(), bad);
+		shotgen_num_bad(b, 1 + shotgen_unit(), bad);
 		snprintf(t, sizeof(t), ",0,0,%.6g, 0,%.6g,0,0, 0,0,%s,-1, 0,0,0,1]}",
-			 gen_value(), 0.5 + shotgen_unit(), shotgen_below(2) ? "1" : "-2");
+			 shotgen_value(), 0.5 + shotgen_unit(), shotgen_below(2) ? "1" : "-2");
 		sb_puts(b, t);
 		break;
 	case 4:
@@ -178,7 +142,7 @@ void raygen_body(struct sb *b, size_t max_batch, int segments, int bad)
 		order[k] = order[j];
 		order[j] = t;
 	}
-	ws(b);
+	shotgen_ws(b);
 	sb_putc(b, '{');
 	for (k = 0; k < 5; k++) {
 		int f = order[k];
@@ -191,16 +155,16 @@ void raygen_body(struct sb *b, size_t max_batch, int segments, int bad)
 		if (!first)
 			sb_putc(b, ',');
 		first = 0;
-		ws(b);
+		shotgen_ws(b);
 		switch (f) {
 		case 0:
 			sb_puts(b, segments ? "\"segments\":" : "\"rays\":");
-			ws(b);
+			shotgen_ws(b);
 			sb_putc(b, '[');
 			for (m = 0; m < n; m++) {
-				ws(b);
+				shotgen_ws(b);
 				gen_item(b, segments, bad);
-				ws(b);
+				shotgen_ws(b);
 				if (m + 1 < n)
 					sb_putc(b, ',');
 			}
@@ -227,11 +191,11 @@ void raygen_body(struct sb *b, size_t max_batch, int segments, int bad)
 			break;
 		default:
 			sb_puts(b, "\"transform\":");
-			ws(b);
+			shotgen_ws(b);
 			gen_transform(b, bad);
 		}
-		ws(b);
+		shotgen_ws(b);
 	}
 	sb_putc(b, '}');
-	ws(b);
+	shotgen_ws(b);
 }

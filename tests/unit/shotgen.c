@@ -19,7 +19,7 @@ double shotgen_unit(void)
 	return (double)(xs_next(&rng) >> 11) / 9007199254740992.0;
 }
 
-static void ws(struct sb *b)
+void shotgen_ws(struct sb *b)
 {
 	static const char *const w[] = { " ", "\n", "\t", "\r\n  " };
 
@@ -58,7 +58,7 @@ void shotgen_num(struct sb *b, double v)
 }
 
 /* A number: usually v, now and then (bad) an odd spelling. */
-static void gen_num(struct sb *b, double v, int bad)
+void shotgen_num_bad(struct sb *b, double v, int bad)
 {
 	if (bad && shotgen_below(40) == 0)
 		sb_puts(b, odd_numbers[shotgen_below(sizeof(odd_numbers) / sizeof(odd_numbers[0]))]);
@@ -67,7 +67,7 @@ static void gen_num(struct sb *b, double v, int bad)
 }
 
 /* A float32-range value of some magnitude. */
-static double gen_value(void)
+double shotgen_value(void)
 {
 	switch (shotgen_below(4)) {
 	case 0: return (shotgen_unit() - 0.5) * 2000;
@@ -83,13 +83,13 @@ static void gen_vec(struct sb *b, int dir, int bad)
 
 	sb_putc(b, '[');
 	for (k = 0; k < 3; k++) {
-		double v = gen_value();
+		double v = shotgen_value();
 
 		if (dir && !bad && k == 0)
 			v = copysign(1 + fabs(v), v);	/* a valid direction is never zero */
-		ws(b);
-		gen_num(b, v, bad);
-		ws(b);
+		shotgen_ws(b);
+		shotgen_num_bad(b, v, bad);
+		shotgen_ws(b);
 		if (k < 2)
 			sb_putc(b, ',');
 	}
@@ -139,20 +139,20 @@ static void gen_shot(struct sb *b, int bad)
 		if (!first)
 			sb_putc(b, ',');
 		first = 0;
-		ws(b);
+		shotgen_ws(b);
 		switch (f) {
-		case 0: sb_puts(b, "\"origin\""); ws(b); sb_putc(b, ':'); ws(b); gen_vec(b, 0, bad); break;
-		case 1: sb_puts(b, "\"direction\":"); ws(b); gen_vec(b, 1, bad); break;
+		case 0: sb_puts(b, "\"origin\""); shotgen_ws(b); sb_putc(b, ':'); shotgen_ws(b); gen_vec(b, 0, bad); break;
+		case 1: sb_puts(b, "\"direction\":"); shotgen_ws(b); gen_vec(b, 1, bad); break;
 		case 2:
 			sb_puts(b, "\"max_distance\":");
-			gen_num(b, shotgen_below(4) ? shotgen_unit() * 1e4 + 1e-6
+			shotgen_num_bad(b, shotgen_below(4) ? shotgen_unit() * 1e4 + 1e-6
 						    : pow(10, (double)shotgen_below(600) - 300), bad);
 			break;
-		case 3: sb_puts(b, "\"time_ms\":"); gen_num(b, (shotgen_unit() - 0.3) * 1e6, bad); break;
+		case 3: sb_puts(b, "\"time_ms\":"); shotgen_num_bad(b, (shotgen_unit() - 0.3) * 1e6, bad); break;
 		case 4:
 			sb_puts(b, "\"ignore\":[");
 			for (m = (int)shotgen_below(5) - 1; m >= 0; m--) {
-				ws(b);
+				shotgen_ws(b);
 				gen_id(b, bad);
 				if (m)
 					sb_putc(b, ',');
@@ -179,7 +179,7 @@ static void gen_shot(struct sb *b, int bad)
 			}
 			sb_putc(b, ']');
 		}
-		ws(b);
+		shotgen_ws(b);
 	}
 	sb_putc(b, '}');
 }
@@ -193,9 +193,9 @@ void shotgen_body(struct sb *b, size_t max_batch, int static_only, int bad)
 
 	if (!bad && n > max_batch)
 		n = (unsigned)max_batch;
-	ws(b);
+	shotgen_ws(b);
 	sb_putc(b, '{');
-	ws(b);
+	shotgen_ws(b);
 	if (top == 1) {
 		sb_puts(b, "\"mode\":\"all\",\"max_hits\":");
 		if (bad) {
@@ -209,12 +209,12 @@ void shotgen_body(struct sb *b, size_t max_batch, int static_only, int bad)
 		sb_putc(b, ',');
 	}
 	sb_puts(b, "\"shots\":");
-	ws(b);
+	shotgen_ws(b);
 	sb_putc(b, '[');
 	for (k = 0; k < n; k++) {
-		ws(b);
+		shotgen_ws(b);
 		gen_shot(b, bad);
-		ws(b);
+		shotgen_ws(b);
 		if (k + 1 < n)
 			sb_putc(b, ',');
 	}
@@ -228,7 +228,7 @@ void shotgen_body(struct sb *b, size_t max_batch, int static_only, int bad)
 		sb_puts(b, modes[mi]);
 		sb_putc(b, '"');
 	}
-	ws(b);
+	shotgen_ws(b);
 	sb_putc(b, '}');
-	ws(b);
+	shotgen_ws(b);
 }

@@ -12,6 +12,13 @@ unsigned shotgen_below(unsigned n);	/* [0, n) */
 double shotgen_unit(void);		/* [0, 1) */
 /* v spelt one of many ways (%.17g, %.3f, exponents, integers, 25 digits...). */
 void shotgen_num(struct sb *b, double v);
+/* A number: usually shotgen_num's v, now and then (bad) an odd spelling the
+ * tree path reads as a number (-0, 1e400, 30 digits...). */
+void shotgen_num_bad(struct sb *b, double v, int bad);
+/* A float32-range value of some magnitude (1e-38 to 1e38, small integers...). */
+double shotgen_value(void);
+/* Random JSON whitespace, often none. */
+void shotgen_ws(struct sb *b);
 /* A batch body of 1..70 shots for static_only (/raycast) or not; !bad: valid
  * but for the rare zero max_distance or direction a spelling rounds to, and
  * at most max_batch shots; bad: now and then a value or limit refused. */

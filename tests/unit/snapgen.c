@@ -22,24 +22,16 @@ static int fault(int bad, unsigned n)
 	return 1;
 }
 
-static void ws(struct sb *b)
-{
-	static const char *const w[] = { " ", "\n", "\t", "\r\n  " };
-
-	while (below(6) == 0)
-		sb_puts(b, w[below(4)]);
-}
-
 /* A key and its colon, whitespace around. */
 static void key(struct sb *b, const char *k)
 {
-	ws(b);
+	shotgen_ws(b);
 	sb_putc(b, '"');
 	sb_puts(b, k);
 	sb_putc(b, '"');
-	ws(b);
+	shotgen_ws(b);
 	sb_putc(b, ':');
-	ws(b);
+	shotgen_ws(b);
 }
 
 /* Spellings the tree path reads as numbers (many refused where they land). */
@@ -59,17 +51,6 @@ static void num(struct sb *b, double v, int bad)
 		shotgen_num(b, v);
 }
 
-/* A float32-range value of some magnitude. */
-static double value(void)
-{
-	switch (below(4)) {
-	case 0: return (shotgen_unit() - 0.5) * 2000;
-	case 1: return (shotgen_unit() - 0.5) * pow(10, (double)below(76) - 38);
-	case 2: return (double)(int)below(100) - 50;
-	default: return (shotgen_unit() - 0.5) * 20;
-	}
-}
-
 /* n numbers [..]; nonneg: each >= 0 (half extents); nonzero: not all zero. */
 static void nums(struct sb *b, int n, int nonneg, int nonzero, int bad)
 {
@@ -79,15 +60,15 @@ static void nums(struct sb *b, int n, int nonneg, int nonzero, int bad)
 		m = n + (below(2) ? 1 : -1);	/* refused: one too many or few */
 	sb_putc(b, '[');
 	for (k = 0; k < m; k++) {
-		double v = value();
+		double v = shotgen_value();
 
 		if (nonneg)
 			v = fabs(v);
 		if (nonzero && k == 0)
 			v = copysign(1 + fabs(v), v);
-		ws(b);
+		shotgen_ws(b);
 		num(b, v, bad);
-		ws(b);
+		shotgen_ws(b);
 		if (k + 1 < m)
 			sb_putc(b, ',');
 	}
@@ -168,7 +149,7 @@ static void hitbox(struct sb *b, int bad)
 		case 2: key(b, "center"); nums(b, 3, 0, 0, bad); break;
 		case 3:
 			key(b, "radius");
-			num(b, fault(bad, 40) ? -shotgen_unit() : fabs(value()), bad);
+			num(b, fault(bad, 40) ? -shotgen_unit() : fabs(shotgen_value()), bad);
 			break;
 		case 4: key(b, "a"); nums(b, 3, 0, 0, bad); break;
 		case 5: key(b, "b"); nums(b, 3, 0, 0, bad); break;
@@ -182,7 +163,7 @@ static void hitbox(struct sb *b, int bad)
 			break;
 		default: key(b, "mesh"); sb_puts(b, "\"cube\""); break;
 		}
-		ws(b);
+		shotgen_ws(b);
 	}
 	sb_putc(b, '}');
 }
@@ -224,15 +205,15 @@ static void entity(struct sb *b, unsigned n, unsigned ent, int bad)
 			key(b, "hitboxes");
 			sb_putc(b, '[');
 			for (h = 0; h < n; h++) {
-				ws(b);
+				shotgen_ws(b);
 				hitbox(b, bad);
-				ws(b);
+				shotgen_ws(b);
 				if (h + 1 < n)
 					sb_putc(b, ',');
 			}
 			sb_putc(b, ']');
 		}
-		ws(b);
+		shotgen_ws(b);
 	}
 	sb_putc(b, '}');
 }
@@ -247,7 +228,7 @@ void snapgen_body(struct sb *b, size_t max_ents, size_t max_hbs, int bad)
 	if (!bad && n > max_ents)
 		n = (unsigned)max_ents;
 	shuffle(order, 3);
-	ws(b);
+	shotgen_ws(b);
 	sb_putc(b, '{');
 	for (k = 0; k < 3; k++) {
 		if (k)
@@ -268,16 +249,16 @@ void snapgen_body(struct sb *b, size_t max_ents, size_t max_hbs, int bad)
 				if (!bad && total + nh > max_hbs)
 					nh = (unsigned)max_hbs - total;
 				total += nh;
-				ws(b);
+				shotgen_ws(b);
 				entity(b, nh, e, bad);
-				ws(b);
+				shotgen_ws(b);
 				if (e + 1 < n)
 					sb_putc(b, ',');
 			}
 			sb_putc(b, ']');
 		}
-		ws(b);
+		shotgen_ws(b);
 	}
 	sb_putc(b, '}');
-	ws(b);
+	shotgen_ws(b);
 }
