@@ -92,6 +92,25 @@ static inline int string_into(struct json_cursor *c, char *buf, size_t cap, size
 	return 0;
 }
 
+/* Past an object's '{'; -1 when no object starts here. */
+static inline int open_object(struct json_cursor *c)
+{
+	if (peek(c) != '{')
+		return -1;
+	c->i++;
+	return 0;
+}
+
+/* Member key k (none: not a key known here) marked in *seen: 0 the first
+ * time, -1 when none or repeated. */
+static inline int first_time(int k, int none, unsigned *seen)
+{
+	if (k == none || (*seen & 1u << k))
+		return -1;
+	*seen |= 1u << k;
+	return 0;
+}
+
 /* Past an array's '[': 0 when elements follow, 1 when it is empty (its ']'
  * consumed too), -1 when no array starts here. */
 static inline int open_array(struct json_cursor *c)
@@ -129,16 +148,20 @@ struct direct_key {
 	size_t len;
 };
 
-/* The key at c->i (its opening quote) and the ':' after it: the index of one
- * of keys[lo..hi) whose bit is set in allowed, spelt without escapes; hi if
+/* The key next (past whitespace) and the ':' after it: the index of one of
+ * keys[lo..hi) whose bit is set in allowed, spelt without escapes; hi if
  * none. */
 static inline int match_key(struct json_cursor *c, const struct direct_key *keys, int lo, int hi,
 			    unsigned allowed)
 {
-	const unsigned char *s = c->s + c->i + 1;
-	size_t left = c->n - c->i - 1, len;
+	const unsigned char *s;
+	size_t left, len;
 	int k;
 
+	if (peek(c) != '"')
+		return hi;
+	s = c->s + c->i + 1;
+	left = c->n - c->i - 1;
 	for (k = lo; k < hi; k++) {
 		len = keys[k].len;
 		if ((allowed & 1u << k) && len < left && s[0] == (unsigned char)keys[k].s[0] &&

@@ -56,8 +56,8 @@ struct options {
 	size_t xf_at, xf_len;	/* the transform's text (xf_len 0: absent) */
 };
 
-/* The key at c->i (its opening quote) and the ':' after it: one of the keys
- * in allowed (KEY_BIT set) spelt without escapes, else K_NONE. */
+/* The key next and the ':' after it: one of the keys in allowed (KEY_BIT
+ * set) spelt without escapes, else K_NONE. */
 static enum key read_key(struct json_cursor *c, unsigned allowed)
 {
 	return (enum key)match_key(c, keys, 0, K_NONE, allowed);
@@ -72,16 +72,12 @@ static int read_ray(struct json_cursor *c, struct qray *r)
 	enum key k;
 	int end, bad;
 
-	if (peek(c) != '{')
+	if (open_object(c))
 		return -1;
-	c->i++;
 	do {
-		if (peek(c) != '"')
-			return -1;
 		k = read_key(c, RAY_KEYS);
-		if (k == K_NONE || (seen & KEY_BIT(k)))
+		if (first_time(k, K_NONE, &seen))
 			return -1;
-		seen |= KEY_BIT(k);
 		if (k == K_ORIGIN)		/* FIELD_VEC3 */
 			bad = read_nums(c, o, 3);
 		else if (k == K_DIRECTION)	/* FIELD_DIR */
@@ -107,16 +103,12 @@ static int read_segment(struct json_cursor *c, struct qray *r)
 	enum key k;
 	int end;
 
-	if (peek(c) != '{')
+	if (open_object(c))
 		return -1;
-	c->i++;
 	do {
-		if (peek(c) != '"')
-			return -1;
 		k = read_key(c, SEGMENT_KEYS);
-		if (k == K_NONE || (seen & KEY_BIT(k)))
+		if (first_time(k, K_NONE, &seen))
 			return -1;
-		seen |= KEY_BIT(k);
 		if (read_nums(c, k == K_START ? s : e, 3))	/* FIELD_VEC3 both */
 			return -1;
 	} while ((end = end_member(c, '}')) == 0);
@@ -201,16 +193,12 @@ static int read_top(struct direct *x, struct options *o)
 	enum key k;
 	int end;
 
-	if (peek(c) != '{')
+	if (open_object(c))
 		return -1;
-	c->i++;
 	do {
-		if (peek(c) != '"')
-			return -1;
 		k = read_key(c, KEY_BIT(items) | OPTION_KEYS);	/* a single ray's keys: declined */
-		if (k == K_NONE || (seen & KEY_BIT(k)))
+		if (first_time(k, K_NONE, &seen))
 			return -1;
-		seen |= KEY_BIT(k);
 		if (k == items ? read_items(x) : read_option(c, k, o))
 			return -1;
 	} while ((end = end_member(c, '}')) == 0);

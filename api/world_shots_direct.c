@@ -42,8 +42,8 @@ struct direct {
 	size_t ids_used;	/* bytes of q->ids (c.n + 1 when allocated) */
 };
 
-/* The key at c->i (its opening quote) and the ':' after it: one of keys[lo..hi)
- * spelt without escapes, else K_NONE. */
+/* The key next and the ':' after it: one of keys[lo..hi) spelt without
+ * escapes, else K_NONE. */
 static enum key read_key(struct json_cursor *c, enum key lo, enum key hi)
 {
 	int k = match_key(c, keys, (int)lo, (int)hi, ~0u);
@@ -131,16 +131,12 @@ static int read_shot(struct direct *x, struct world_shot *s)
 
 	memset(s, 0, sizeof(*s));
 	s->layers = WORLD_LAYERS_ALL;
-	if (peek(c) != '{')
+	if (open_object(c))
 		return -1;
-	c->i++;
 	do {
-		if (peek(c) != '"')
-			return -1;
 		k = read_key(c, K_ORIGIN, K_SHOTS);
-		if (k == K_NONE || (seen & 1u << k))
+		if (first_time(k, K_NONE, &seen))
 			return -1;
-		seen |= 1u << k;
 		switch (k) {
 		case K_ORIGIN:
 			bad = read_nums(c, o, 3);
@@ -204,16 +200,12 @@ static int read_top(struct direct *x, char *mode_s, size_t mode_cap, cJSON *mode
 	enum key k;
 	int r;
 
-	if (peek(c) != '{')
+	if (open_object(c))
 		return -1;
-	c->i++;
 	do {
-		if (peek(c) != '"')
-			return -1;
 		k = read_key(c, K_SHOTS, K_NONE);	/* a single shot's keys: declined */
-		if (k == K_NONE || (seen & 1u << k))
+		if (first_time(k, K_NONE, &seen))
 			return -1;
-		seen |= 1u << k;
 		if (k == K_SHOTS) {
 			if (read_shots(x))
 				return -1;

@@ -64,12 +64,14 @@ static inline int colon(struct json_cursor *c, size_t skip)
 	return 0;
 }
 
-/* One of keys[lo..hi) at c->i (see spelt), consumed with its ':', else K_NONE. */
+/* One of keys[lo..hi) next (see spelt), consumed with its ':', else K_NONE. */
 static enum key read_key(struct json_cursor *c, enum key lo, enum key hi)
 {
 	size_t skip = 0;
 	int k;
 
+	if (peek(c) != '"')
+		return K_NONE;
 	for (k = lo; k < (int)hi; k++)
 		if ((skip = spelt(c, keys[k])) != 0)
 			break;
@@ -182,18 +184,16 @@ static int read_hitbox(struct direct *x, struct hitbox_in *h)
 	cJSON node;
 	int k, r, bad;
 
-	if (peek(c) != '{')
+	if (open_object(c))
 		return -1;
-	c->i++;
 	do {
 		if (peek(c) != '"')
 			return -1;
 		for (k = 0; k < HB_NKEYS; k++)
 			if ((skip = spelt(c, wf_hb_rows[k].key)) != 0)
 				break;
-		if (k == HB_NKEYS || colon(c, skip) || (seen & 1u << k))
+		if (k == HB_NKEYS || colon(c, skip) || first_time(k, HB_NKEYS, &seen))
 			return -1;
-		seen |= 1u << k;
 		switch (k) {
 		case HB_ID: bad = read_id(x, &v.id); break;
 		case HB_SHAPE: bad = read_shape(c, &v.shape); break;
@@ -281,16 +281,12 @@ static int read_entity(struct direct *x, struct entity_in *e)
 	int r, bad;
 
 	memset(e, 0, sizeof(*e));
-	if (peek(c) != '{')
+	if (open_object(c))
 		return -1;
-	c->i++;
 	do {
-		if (peek(c) != '"')
-			return -1;
 		k = read_key(c, K_ID, K_TICK);
-		if (k == K_NONE || (seen & 1u << k))
+		if (first_time(k, K_NONE, &seen))
 			return -1;
-		seen |= 1u << k;
 		if (k == K_ID) {
 			bad = read_id(x, &e->id);
 		} else if (k == K_LAYER) {
@@ -338,16 +334,12 @@ static int read_top(struct direct *x)
 	enum key k;
 	int r, bad;
 
-	if (peek(c) != '{')
+	if (open_object(c))
 		return -1;
-	c->i++;
 	do {
-		if (peek(c) != '"')
-			return -1;
 		k = read_key(c, K_TICK, K_NONE);
-		if (k == K_NONE || (seen & 1u << k))
+		if (first_time(k, K_NONE, &seen))
 			return -1;
-		seen |= 1u << k;
 		if (k == K_TICK)	/* num_ok, then the range */
 			bad = number(c, &tick) || !isfinite(tick) || !wf_tick_ok(tick);
 		else if (k == K_TIME_MS)	/* num_ok */
