@@ -96,25 +96,32 @@ static void gen_vec(struct sb *b, int dir, int bad)
 	sb_putc(b, ']');
 }
 
-static void gen_id(struct sb *b, int bad)
+void shotgen_id(struct sb *b, unsigned n, const char *const *pieces, size_t npieces)
 {
-	static const char *const pieces[] = { "a", "z", "-", "_", "7", "player", "\\u0041",
-					      "\\\"", "\\\\", "\\/", "\\n", "\xc3\xa9", "\\ud83d\\ude00" };
-	unsigned n = 1 + shotgen_below(6), k;
+	unsigned k;
 
 	sb_putc(b, '"');
-	if (bad && shotgen_below(20) == 0)
-		n = shotgen_below(2) ? 0 : 129;	/* refused: "" and 129 bytes */
-	else if (shotgen_below(30) == 0)
-		n = 128;
 	if (n >= 128) {
 		for (k = 0; k < n; k++)
 			sb_putc(b, 'x');
 	} else {
 		for (k = 0; k < n; k++)
-			sb_puts(b, pieces[shotgen_below(sizeof(pieces) / sizeof(pieces[0]))]);
+			sb_puts(b, pieces[shotgen_below((unsigned)npieces)]);
 	}
 	sb_putc(b, '"');
+}
+
+static void gen_id(struct sb *b, int bad)
+{
+	static const char *const pieces[] = { "a", "z", "-", "_", "7", "player", "\\u0041",
+					      "\\\"", "\\\\", "\\/", "\\n", "\xc3\xa9", "\\ud83d\\ude00" };
+	unsigned n = 1 + shotgen_below(6);
+
+	if (bad && shotgen_below(20) == 0)
+		n = shotgen_below(2) ? 0 : 129;	/* refused: "" and 129 bytes */
+	else if (shotgen_below(30) == 0)
+		n = 128;
+	shotgen_id(b, n, pieces, sizeof(pieces) / sizeof(pieces[0]));
 }
 
 /* One shot, its members in random order. */

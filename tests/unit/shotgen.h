@@ -17,6 +17,8 @@ void shotgen_num(struct sb *b, double v);
 void shotgen_num_bad(struct sb *b, double v, int bad);
 /* A float32-range value of some magnitude (1e-38 to 1e38, small integers...). */
 double shotgen_value(void);
+/* An id string: n 'x's when n >= 128, else n random pieces (JSON-spelt). */
+void shotgen_id(struct sb *b, unsigned n, const char *const *pieces, size_t npieces);
 /* Random JSON whitespace, often none. */
 void shotgen_ws(struct sb *b);
 /* A batch body of 1..70 shots for static_only (/raycast) or not; !bad: valid

@@ -80,21 +80,13 @@ static void id(struct sb *b, int bad)
 	static const char *const pieces[] = { "a", "z", "-", "_", "7", "player", "head", "\\u0041",
 					      "\\\"", "\\\\", "\\/", "\\n", "\xc3\xa9",
 					      "\\ud83d\\ude00" };
-	unsigned n = 1 + below(5), k;
+	unsigned n = 1 + below(5);
 
-	sb_putc(b, '"');
 	if (fault(bad, 40))
 		n = below(2) ? 0 : 129;	/* refused: "" and 129 bytes */
 	else if (below(60) == 0)
 		n = 128;
-	if (n >= 128) {
-		for (k = 0; k < n; k++)
-			sb_putc(b, 'x');
-	} else {
-		for (k = 0; k < n; k++)
-			sb_puts(b, pieces[below(sizeof(pieces) / sizeof(pieces[0]))]);
-	}
-	sb_putc(b, '"');
+	shotgen_id(b, n, pieces, sizeof(pieces) / sizeof(pieces[0]));
 }
 
 static void shuffle(int *order, int n)
