@@ -1,8 +1,9 @@
 /* json_direct.h - api/-internal: the steps the tree-free decoders
  * (world_shots_direct.c, world_snapshot_direct.c, rays_direct.c) take over a
- * body with a json_cursor, and the cJSON nodes standing for a value they hand
- * to the tree path's readers. Each step only moves over plainly valid text and
- * says -1 on anything else (never a message: the decoder then declines). */
+ * body with a json_cursor (members, keys, numbers, strings, arrays and their
+ * growth), and the cJSON nodes standing for a value they hand to the tree
+ * path's readers. Each step only moves over plainly valid text and says -1 on
+ * anything else (never a message: the decoder then declines). */
 #ifndef API_JSON_DIRECT_H
 #define API_JSON_DIRECT_H
 
