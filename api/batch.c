@@ -44,6 +44,8 @@ struct batch_pool {
 	atomic_size_t queued;		/* chunks in the queue, read while spinning */
 	unsigned warm;			/* workers asked to wake and spin (under mu) */
 	atomic_int warm_cpu;		/* the CPU batch_pool_warm ran on, or -1 */
+	cpu_set_t allowed;		/* the process's CPUs when the pool was made */
+	int kept_off;			/* the CPU the workers may not run on, or -1 (under mu) */
 	atomic_int stop;
 	unsigned nthreads;
 	pthread_t *threads;
@@ -172,14 +174,39 @@ static size_t split_chunks(const struct batch_pool *p, size_t n, size_t split_mi
 	return nchunks < most ? nchunks : most;
 }
 
+/*
+ * Keep the workers off cpu, the CPU of the thread that will run the batch's
+ * first chunk (its mask changes only when cpu does: a system call per
+ * worker). A kernel that packs threads onto few CPUs (some virtual machines
+ * do) otherwise wakes a worker on the caller's CPU, where the two take turns
+ * instead of sharing the batch: measured here, a 1000-shot hitscan's chunks
+ * took 1.25 ms instead of 0.95. Under p->mu.
+ */
+static void keep_off(struct batch_pool *p, int cpu)
+{
+	cpu_set_t m = p->allowed;
+	unsigned k;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE || cpu == p->kept_off || !CPU_ISSET(cpu, &p->allowed) ||
+	    CPU_COUNT(&p->allowed) < 2)
+		return;
+	CPU_CLR(cpu, &m);
+	for (k = 0; k < p->nthreads; k++)
+		pthread_setaffinity_np(p->threads[k], sizeof(m), &m);	/* a hint: failure is fine */
+	p->kept_off = cpu;
+}
+
 void batch_pool_warm(struct batch_pool *p, size_t items, size_t split_min)
 {
 	size_t wake = split_chunks(p, items, split_min) - 1;	/* the caller runs one */
+	int cpu;
 
 	if (!wake)
 		return;
-	atomic_store_explicit(&p->warm_cpu, sched_getcpu(), memory_order_relaxed);
+	cpu = sched_getcpu();
+	atomic_store_explicit(&p->warm_cpu, cpu, memory_order_relaxed);
 	pthread_mutex_lock(&p->mu);
+	keep_off(p, cpu);
 	p->warm = wake < p->nthreads ? (unsigned)wake : p->nthreads;
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
@@ -198,6 +225,9 @@ struct batch_pool *batch_pool_create(unsigned threads)
 	atomic_init(&p->queued, 0);
 	atomic_init(&p->stop, 0);
 	atomic_init(&p->warm_cpu, -1);
+	p->kept_off = -1;
+	if (sched_getaffinity(0, sizeof(p->allowed), &p->allowed))
+		CPU_ZERO(&p->allowed);	/* unknown: keep_off does nothing */
 	p->threads = calloc(threads, sizeof(*p->threads));
 	if (!p->threads || pthread_mutex_init(&p->mu, NULL)) {
 		free(p->threads);
