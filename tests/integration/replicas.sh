@@ -184,9 +184,12 @@ test_expect 'Redis back: writes succeed again and reach every replica' '
 		req PUT /v1/meshes/back -H "Content-Type: application/json" --data-binary "$CUBE_JSON"
 		[ "$status" = 201 ] && break; sleep 0.1
 	done; [ "$status" = 201 ] &&
-	python3 $PY_R agree "$(R_URLS)" back 2 >/dev/null &&
+	python3 $PY_R agree "$(R_URLS)" back 5 >/dev/null &&
 	curl -s "http://127.0.0.1:${RPORTS[2]}/v1/meshes/back" | grep -q "\"triangles\":12" &&
-	curl -s "http://127.0.0.1:${RPORTS[0]}/metrics" | grep -q "^collisiond_store_up 1"
+	for ((k = 0; k < 50; k++)); do	# each replica reconnects on its own clock
+		curl -s "http://127.0.0.1:${RPORTS[0]}/metrics" | grep -q "^collisiond_store_up 1" && break
+		sleep 0.1
+	done && curl -s "http://127.0.0.1:${RPORTS[0]}/metrics" | grep -q "^collisiond_store_up 1"
 '
 test_expect 'the meshes survived the Redis restart (AOF)' '
 	expect 200 GET /v1/meshes/load && python3 $PY_R agree "$(R_URLS)" cw 2 >/dev/null
