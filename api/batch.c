@@ -146,8 +146,11 @@ static void *worker(void *arg)
 			return NULL;
 		}
 		c = pop_locked(p);
-		if (!c)
-			p->warm--;	/* woken early: chunks are on their way */
+		/* a warm is used up by the spin it asks for, or by finding the
+		 * chunks already queued (else the worker would spin again after
+		 * them, for nothing) */
+		if (p->warm)
+			p->warm--;
 		pthread_mutex_unlock(&p->mu);
 		if (!c) {
 			spin_for_work(p);
