@@ -178,22 +178,27 @@ static inline int match_key(struct json_cursor *c, const struct direct_key *keys
 	return k;
 }
 
-/* Room for one more element of an array *p of *cap elements of size bytes
- * holding n: the array doubled when full (-1 when that overflows or fails). */
-static inline int grow(void **p, size_t *cap, size_t n, size_t size)
+/* Room for one more element of the array p of *cap elements of size bytes
+ * holding n: p itself when there is, else p doubled (*cap too), or NULL
+ * when that overflows or fails (p is then left as it was). */
+static inline void *grow_room(void *p, size_t *cap, size_t n, size_t size)
 {
-	void *np;
-
 	if (n < *cap)
-		return 0;
+		return p;
 	if (*cap > SIZE_MAX / 2 / size)
-		return -1;
-	np = realloc(*p, 2 * *cap * size);
-	if (!np)
-		return -1;
-	*p = np;
-	*cap *= 2;
-	return 0;
+		return NULL;
+	p = realloc(p, 2 * *cap * size);
+	if (p)
+		*cap *= 2;
+	return p;
 }
+
+/* grow_room on the array a (an lvalue, assigned the new block): 0, or -1
+ * with a unchanged. Typed, so no pointer is written through a void **. */
+#define grow(a, cap, n)                                                   \
+	__extension__({                                                   \
+		void *grown_ = grow_room((a), (cap), (n), sizeof(*(a)));  \
+		grown_ ? ((a) = grown_, 0) : -1;                          \
+	})
 
 #endif

@@ -133,7 +133,7 @@ static int read_items(struct direct *x)
 	do {
 		if (x->max_batch && q->n == x->max_batch)
 			return -1;	/* 413 on the tree path */
-		if (grow((void **)&q->rays, &x->cap, q->n, sizeof(*q->rays)))
+		if (grow(q->rays, &x->cap, q->n))
 			return -1;
 		if (q->segments ? read_segment(c, &q->rays[q->n]) : read_ray(c, &q->rays[q->n]))
 			return -1;

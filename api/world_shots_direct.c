@@ -79,7 +79,7 @@ static int push_id(struct direct *x, const char *id)
 {
 	struct world_shots_req *q = x->q;
 
-	if (grow((void **)&q->ignore, &x->ign_cap, x->nign, sizeof(*q->ignore)))
+	if (grow(q->ignore, &x->ign_cap, x->nign))
 		return -1;
 	q->ignore[x->nign++] = id;
 	return 0;
@@ -181,7 +181,7 @@ static int read_shots(struct direct *x)
 	do {
 		if (x->lim->max_batch && q->n == x->lim->max_batch)
 			return -1;	/* 413 on the tree path */
-		if (grow((void **)&q->shots, &x->shots_cap, q->n, sizeof(*q->shots)) ||
+		if (grow(q->shots, &x->shots_cap, q->n) ||
 		    read_shot(x, &q->shots[q->n]))
 			return -1;
 		q->n++;

@@ -260,7 +260,7 @@ static int read_hitboxes(struct direct *x, struct entity_in *e)
 	do {
 		if (x->lim->max_hitboxes && q->nhb == x->lim->max_hitboxes)
 			return -1;	/* 413 on the tree path */
-		if (grow((void **)&q->hbs, &x->hbs_cap, q->nhb, sizeof(*q->hbs)) ||
+		if (grow(q->hbs, &x->hbs_cap, q->nhb) ||
 		    read_hitbox(x, &q->hbs[q->nhb]))
 			return -1;
 		q->nhb++;
@@ -316,7 +316,7 @@ static int read_entities(struct direct *x)
 	do {
 		if (x->lim->max_entities && q->n == x->lim->max_entities)
 			return -1;	/* 413 on the tree path */
-		if (grow((void **)&q->ents, &x->ents_cap, q->n, sizeof(*q->ents)) ||
+		if (grow(q->ents, &x->ents_cap, q->n) ||
 		    read_entity(x, &q->ents[q->n]))
 			return -1;
 		q->n++;
