@@ -18,6 +18,10 @@
 #define WARM_SPIN_NS 1000000L
 /* Scratch of this size or less lives on the stack of an unsplit batch. */
 #define STACK_SCRATCH 1024
+/* The chunks of a split batch and their scratch start on lines of this
+ * size: each thread writes its chunk's buffer at every answer, and two
+ * chunks sharing a line would bounce it between the threads. */
+#define CACHE_LINE 64
 
 struct batch_sync {
 	pthread_mutex_t mu;
@@ -27,7 +31,7 @@ struct batch_sync {
 
 /* Items [a, b) of a job, answered into their own buffer. */
 struct chunk {
-	const struct batch_job *job;
+	alignas(CACHE_LINE) const struct batch_job *job;
 	size_t a, b;
 	struct buf out;
 	void *scratch;
@@ -278,15 +282,18 @@ static enum core_result run_split(struct batch_pool *p, const struct batch_job *
 				  size_t nchunks, struct buf *out, size_t *failed)
 {
 	size_t k, total, per = (job->n + nchunks - 1) / nchunks;
-	size_t sb = (job->scratch_bytes + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
+	size_t sb = (job->scratch_bytes + CACHE_LINE - 1) & ~(size_t)(CACHE_LINE - 1);
 	struct batch_sync sync = { .left = nchunks - 1 };
 	enum core_result res = CORE_OK;
 	struct chunk *ch, *c;
 	char *scratch = NULL;
 
-	ch = calloc(nchunks, sizeof(*ch));
+	/* sizeof(*ch) is a multiple of CACHE_LINE; nchunks is small */
+	ch = aligned_alloc(CACHE_LINE, nchunks * sizeof(*ch));
+	if (ch)
+		memset(ch, 0, nchunks * sizeof(*ch));
 	if (sb && nchunks <= SIZE_MAX / sb)
-		scratch = malloc(nchunks * sb);
+		scratch = aligned_alloc(CACHE_LINE, nchunks * sb);
 	if (!ch || (sb && !scratch)) {
 		free(ch);
 		free(scratch);

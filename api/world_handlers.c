@@ -1,7 +1,6 @@
 /* world_handlers.c - /v1/worlds: create, inspect and delete worlds, ingest
  * snapshots, and answer rewound hitscans and static raycasts. */
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,14 +344,16 @@ struct shots_run {
 	const struct world_view *v;
 	const struct world_shots_req *q;
 	int static_only;
-	atomic_uint_fast64_t outcome[3];	/* API_SHOT_* */
+	unsigned char *outcome;	/* per shot, API_SHOT_*: summed after the batch (one
+				 * counter shared by the threads would bounce its
+				 * cache line between them at every shot) */
 };
 
 /* The batch driver's item: shot i answered into out; scratch holds
  * max(1, max_hits) hits. */
 static enum core_result shot_item(const void *cls, size_t i, void *scratch, struct buf *out)
 {
-	struct shots_run *run = (struct shots_run *)cls;	/* only the atomics are written */
+	const struct shots_run *run = cls;	/* only run->outcome[i] is written */
 	const struct world_shots_req *q = run->q;
 	struct world_shot_hit *hits = scratch;
 	uint32_t n = 0, total = 0;
@@ -368,10 +369,8 @@ static enum core_result shot_item(const void *cls, size_t i, void *scratch, stru
 	if (r != CORE_OK)
 		return r;
 	encode_shot(out, q, hits, n, total, !run->static_only, has, used);
-	if (!run->static_only)
-		atomic_fetch_add_explicit(&run->outcome[!n ? API_SHOT_MISS :
-					  hits[0].kind == WORLD_HIT_STATIC ? API_SHOT_STATIC :
-					  API_SHOT_ENTITY], 1, memory_order_relaxed);
+	run->outcome[i] = !n ? API_SHOT_MISS :
+			  hits[0].kind == WORLD_HIT_STATIC ? API_SHOT_STATIC : API_SHOT_ENTITY;
 	return CORE_OK;
 }
 
@@ -391,8 +390,7 @@ static void world_query(const struct api_ctx *ctx, const struct api_request *req
 	enum core_result r;
 	char msg[240];
 	cJSON *root;
-	size_t bad = 0, failed = 0;
-	int k;
+	size_t bad = 0, failed = 0, i;
 
 	/* the workers wake while the body is parsed */
 	batch_pool_warm(ctx->pool, req->body_len / WORLD_SHOT_BYTES, WORLD_SPLIT_MIN);
@@ -427,8 +425,11 @@ static void world_query(const struct api_ctx *ctx, const struct api_request *req
 	run.v = v;
 	run.q = &q;
 	run.static_only = static_only;
-	for (k = 0; k < 3; k++)
-		atomic_init(&run.outcome[k], 0);
+	run.outcome = malloc(q.n ? q.n : 1);
+	if (!run.outcome) {
+		api_respond_error(resp, API_INTERNAL, core_result_str(CORE_ENOMEM));
+		goto out_release_view;
+	}
 	job = (struct batch_job){ q.n, q.batch ? BATCH_JSON : BATCH_ONE, ENCODE_HIT_BYTES,
 				  (q.mode == HIT_ALL ? q.max_hits : 1) * sizeof(struct world_shot_hit),
 				  shot_item, &run, WORLD_SPLIT_MIN };
@@ -443,10 +444,15 @@ static void world_query(const struct api_ctx *ctx, const struct api_request *req
 		api_respond_error(resp, r == CORE_ENOMEM ? API_INTERNAL : API_INVALID_REQUEST,
 				  core_result_str(r));
 	} else {
+		uint64_t count[3] = { 0, 0, 0 };
+
 		resp->rays = q.n;
-		for (k = 0; k < 3; k++)	/* only answered requests count */
-			resp->world_shots[k] = atomic_load(&run.outcome[k]);
+		for (i = 0; !static_only && i < q.n; i++)	/* only answered requests count */
+			count[run.outcome[i]]++;
+		memcpy(resp->world_shots, count, sizeof(count));
 	}
+	free(run.outcome);
+out_release_view:
 	world_view_release(v);
 out_unref_world:
 	world_unref(w);

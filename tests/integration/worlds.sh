@@ -90,6 +90,28 @@ test_expect 'a batch of shots at random past times matches positions computed he
 	jexpect 200 POST $W/hitscan "$(cat "$TMP/batch.json")" &&
 	jcheck "(lambda w: len(j[\"results\"]) == len(w) > 15 and all((r.get(\"hitbox\") == e[0] if e[0] == \"head\" else r.get(\"instance\") == \"wall\") and near(r[\"distance\"], e[1], 1e-4) and near(r[\"time_ms\"], e[2], 1e-9) for r, e in zip(j[\"results\"], w)))(json.load(open(\"$TMP/expect.json\")))"
 '
+# shot_counts METRICS: entity static miss, from collisiond_world_shots_total
+shot_counts() {
+	python3 -c 'import re, sys
+t = open(sys.argv[1]).read()
+print(" ".join(re.search(r"^collisiond_world_shots_total\{outcome=\"%s\"\} (\d+)$" % k, t, re.M).group(1) for k in ("entity", "static", "miss")))' "$1"
+}
+# outcome_counts ANSWER: entity static miss, counted in a batch answer
+outcome_counts() {
+	python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+print(" ".join(str(sum(1 for x in r if x["hit"] == k)) for k in ("entity", "static", None)))' "$1"
+}
+test_expect 'metrics: a batch adds exactly its outcomes to the shot counters' '
+	expect 200 GET /metrics && before=$(shot_counts "$TMP/body") &&
+	jexpect 200 POST $W/hitscan "$(sed "s/]}\$/, $(shot 5 "$IGN"), $(shot 5 "$IGN")]}/" "$TMP/batch.json")" &&
+	got=$(outcome_counts "$TMP/body") &&
+	expect 200 GET /metrics && after=$(shot_counts "$TMP/body") &&
+	read -r e0 s0 m0 <<<"$before" && read -r e1 s1 m1 <<<"$after" && read -r e s m <<<"$got" &&
+	echo "# before $before, answered $got, after $after" &&
+	[ "$m" -ge 2 ] && [ "$e" -ge 1 ] && [ "$s" -ge 1 ] &&
+	[ $((e1 - e0)) -eq "$e" ] && [ $((s1 - s0)) -eq "$s" ] && [ $((m1 - m0)) -eq "$m" ]
+'
 test_expect 'the same batch read by the fast decoder and by the tree (a key escaped): byte-identical answers' '
 	jexpect 200 POST $W/hitscan "$(cat "$TMP/batch.json")" && body_save fast &&
 	jexpect 200 POST $W/hitscan "$(sed "s/\"shots\"/\"sh\\\\u006fts\"/" "$TMP/batch.json")" && body_same fast &&
