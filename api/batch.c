@@ -16,6 +16,9 @@
 /* A worker woken by batch_pool_warm() waits this long for chunks, spinning,
  * before it sleeps again. */
 #define WARM_SPIN_NS 1000000L
+/* The caller of a split batch, its own chunks done, spins this long for
+ * the workers' before it sleeps. */
+#define FINISH_SPIN_NS 300000L
 /* Scratch of this size or less lives on the stack of an unsplit batch. */
 #define STACK_SCRATCH 1024
 /* The chunks of a split batch and their scratch start on lines of this
@@ -26,7 +29,7 @@
 struct batch_sync {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	size_t left;			/* chunks not yet finished */
+	atomic_size_t left;		/* chunks not yet finished (written under mu) */
 };
 
 /* Items [a, b) of a job, answered into their own buffer. */
@@ -76,8 +79,7 @@ static void chunk_run(struct chunk *c)
 static void chunk_finish(struct chunk *c)
 {
 	pthread_mutex_lock(&c->sync->mu);
-	c->sync->left--;
-	if (c->sync->left == 0)
+	if (atomic_fetch_sub(&c->sync->left, 1) == 1)
 		pthread_cond_broadcast(&c->sync->cv);
 	pthread_mutex_unlock(&c->sync->mu);
 }
@@ -140,6 +142,7 @@ static void *worker(void *arg)
 {
 	struct batch_pool *p = arg;
 	struct chunk *c;
+	int rewarm;
 
 	for (;;) {
 		pthread_mutex_lock(&p->mu);
@@ -160,8 +163,11 @@ static void *worker(void *arg)
 			spin_for_work(p);
 			continue;
 		}
+		rewarm = c->job->warm_after;	/* c is the caller's once finished */
 		chunk_run(c);
 		chunk_finish(c);
+		if (rewarm)
+			spin_for_work(p);
 	}
 }
 
@@ -277,13 +283,30 @@ void batch_pool_destroy(struct batch_pool *p)
 	free(p);
 }
 
+/*
+ * Spin until *left is 0 or FINISH_SPIN_NS pass: the caller, its chunks
+ * done, waits for the workers' last ones. Sleeping on the condition
+ * variable instead costs the wake-up after the last one finishes: 80 us
+ * measured on this VM, a third of a 1000-shot body's parse.
+ */
+static void wait_spin(atomic_size_t *left)
+{
+	struct timespec t0;
+	unsigned k = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (atomic_load_explicit(left, memory_order_acquire))
+		if (k++ % 64 == 0 && elapsed_ns(&t0) > FINISH_SPIN_NS)
+			return;
+}
+
 /* The chunks of a split run: nchunks > 1, each with its scratch. */
 static enum core_result run_split(struct batch_pool *p, const struct batch_job *job,
 				  size_t nchunks, struct buf *out, size_t *failed)
 {
 	size_t k, total, per = (job->n + nchunks - 1) / nchunks;
 	size_t sb = (job->scratch_bytes + CACHE_LINE - 1) & ~(size_t)(CACHE_LINE - 1);
-	struct batch_sync sync = { .left = nchunks - 1 };
+	struct batch_sync sync;
 	enum core_result res = CORE_OK;
 	struct chunk *ch, *c;
 	char *scratch = NULL;
@@ -299,6 +322,7 @@ static enum core_result run_split(struct batch_pool *p, const struct batch_job *
 		free(scratch);
 		return CORE_ENOMEM;
 	}
+	atomic_init(&sync.left, nchunks - 1);
 	pthread_mutex_init(&sync.mu, NULL);
 	pthread_cond_init(&sync.cv, NULL);
 	for (k = 0; k < nchunks; k++) {
@@ -329,8 +353,9 @@ static enum core_result run_split(struct batch_pool *p, const struct batch_job *
 		chunk_run(c);
 		chunk_finish(c);
 	}
-	pthread_mutex_lock(&sync.mu);
-	while (sync.left)
+	wait_spin(&sync.left);
+	pthread_mutex_lock(&sync.mu);	/* also: the last chunk_finish is out of mu and cv */
+	while (atomic_load(&sync.left))
 		pthread_cond_wait(&sync.cv, &sync.mu);
 	pthread_mutex_unlock(&sync.mu);
 	for (k = 0, total = 0; k < nchunks; k++)
@@ -385,4 +410,37 @@ enum core_result batch_run(struct batch_pool *pool, const struct batch_job *job,
 	if (res == CORE_OK && job->framing == BATCH_JSON)
 		buf_puts(out, "]}");
 	return res;
+}
+
+struct pair {
+	void (*fn)(void *);
+	void *arg[2];
+};
+
+static enum core_result pair_item(const void *cls, size_t i, void *scratch, struct buf *out)
+{
+	const struct pair *pr = cls;
+
+	(void)scratch;
+	(void)out;
+	pr->fn(pr->arg[i]);
+	return CORE_OK;
+}
+
+void batch_pair(struct batch_pool *pool, void (*fn)(void *), void *arg0, void *arg1)
+{
+	struct pair pr = { fn, { arg0, arg1 } };
+	/* two items, two chunks: split_min 2 cuts chunks of one item */
+	struct batch_job job = { 2, BATCH_BINARY, 0, 0, pair_item, &pr, 2, 1 };
+	struct buf none;
+	size_t failed;
+
+	buf_init(&none);
+	/* pair_item never fails: an error is the split's memory, found before
+	 * either item ran */
+	if (batch_run(pool, &job, &none, &failed) != CORE_OK) {
+		fn(arg0);
+		fn(arg1);
+	}
+	buf_release(&none);
 }

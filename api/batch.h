@@ -42,6 +42,9 @@ struct batch_job {
 	 * Items far dearer than a mesh ray (a world shot) set it lower, so
 	 * that a batch of a few hundred already uses the pool. */
 	size_t split_min;
+	/* Nonzero: a worker that ran one of this job's chunks spins afterwards,
+	 * as batch_pool_warm leaves it, ready for the next batch's (batch_pair) */
+	int warm_after;
 };
 
 /* The default split_min: about a millisecond of mesh rays. */
@@ -75,5 +78,15 @@ void batch_pool_warm(struct batch_pool *p, size_t items, size_t split_min);
  */
 enum core_result batch_run(struct batch_pool *pool, const struct batch_job *job, struct buf *out,
 			   size_t *failed);
+
+/*
+ * fn(arg0) on the calling thread and fn(arg1) on a worker (or on the
+ * calling thread after arg0, when no worker has taken it); returns when
+ * both have run. fn must not touch what the other call does. The worker
+ * then spins for the next batch's chunks, as batch_pool_warm leaves it: a
+ * decoder halving its parse this way, with the batch after it, does not pay
+ * a sleeping worker's wake-up twice. Without a pool, both in order here.
+ */
+void batch_pair(struct batch_pool *pool, void (*fn)(void *), void *arg0, void *arg1);
 
 #endif

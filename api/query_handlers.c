@@ -175,7 +175,7 @@ static void answer_query(const struct api_ctx *ctx, const struct query *q, const
 			 struct api_response *resp)
 {
 	struct query_run run = { q, NULL, q->has_xform ? &q->xf : NULL };
-	struct batch_job job = { q->n, framing, answer_bytes, 0, item, &run, 0 };
+	struct batch_job job = { q->n, framing, answer_bytes, 0, item, &run, 0, 0 };
 	struct mesh *mesh = NULL;
 	enum core_result r;
 	size_t failed;

@@ -299,6 +299,7 @@ void world_shots_req_release(struct world_shots_req *q)
 	free(q->shots);
 	free(q->ignore);
 	free(q->ids);
+	free(q->ids_more);
 	memset(q, 0, sizeof(*q));
 }
 

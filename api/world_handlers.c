@@ -395,7 +395,8 @@ static void world_query(const struct api_ctx *ctx, const struct api_request *req
 	/* the workers wake while the body is parsed */
 	batch_pool_warm(ctx->pool, req->body_len / WORLD_SHOT_BYTES, WORLD_SPLIT_MIN);
 	/* a plainly valid batch without a tree; anything else (every error) the tree's way */
-	if (!world_shots_direct(req->body, req->body_len, &ctx->limits, static_only, &q)) {
+	if (!world_shots_direct(req->body, req->body_len, &ctx->limits, static_only, ctx->pool,
+				&q)) {
 		root = parse(req, &arena, resp);
 		if (!root)
 			goto out_release_arena;
@@ -432,7 +433,7 @@ static void world_query(const struct api_ctx *ctx, const struct api_request *req
 	}
 	job = (struct batch_job){ q.n, q.batch ? BATCH_JSON : BATCH_ONE, ENCODE_HIT_BYTES,
 				  (q.mode == HIT_ALL ? q.max_hits : 1) * sizeof(struct world_shot_hit),
-				  shot_item, &run, WORLD_SPLIT_MIN };
+				  shot_item, &run, WORLD_SPLIT_MIN, 0 };
 	r = batch_run(ctx->pool, &job, &resp->body, &failed);
 	if (r == CORE_ERANGE) {
 		if (q.batch)

@@ -1,12 +1,14 @@
 /* fuzz_world_shots.c - libFuzzer target for world_shots_direct (the tree-free
  * decoder of /v1/worlds shot bodies), checked against the tree path
  * (json_parse + decode_world_shots) on every input: whatever the fast path
- * takes, the tree path takes too, into the same struct. Seeds in
- * seeds/world_shots/. */
+ * takes, the tree path takes too, into the same struct. Every body is also
+ * read by the split parse (a pool of one worker, any length split), which
+ * must give the same. Seeds in seeds/world_shots/. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "batch.h"
 #include "decode.h"
 #include "json.h"
 #include "world_decode.h"
@@ -33,14 +35,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct api_limits lim = { 8, 0, 0, 0, 0, 0, 0 };
 	struct json_arena arena = JSON_ARENA_INIT;
-	struct world_shots_req a, b;
+	static struct batch_pool *pool;
+	struct world_shots_req a, b, c;
 	struct api_fail f;
 	int static_only = size && (data[size - 1] & 1), taken;
 	enum api_err e;
 	cJSON *root;
 	size_t i;
 
-	taken = world_shots_direct((const char *)data, size, &lim, static_only, &a);
+	if (!pool)
+		pool = batch_pool_create(1);	/* lives as long as the fuzzer */
+	taken = world_shots_direct((const char *)data, size, &lim, static_only, NULL, &a);
+	if (world_shots_direct_split((const char *)data, size, &lim, static_only, pool, 1, &c) !=
+	    taken)
+		__builtin_trap();
+	if (taken) {
+		if (c.n != a.n || c.mode != a.mode || c.max_hits != a.max_hits)
+			__builtin_trap();
+		for (i = 0; i < a.n; i++)
+			if (!same_shot(&a.shots[i], &c.shots[i]))
+				__builtin_trap();
+	}
+	world_shots_req_release(&c);
 	memset(&b, 0, sizeof(b));
 	e = api_json_parse_in((const char *)data, size, &arena, &root, &f);
 	if (!e)
@@ -52,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (i = 0; i < a.n; i++)
 			if (!same_shot(&a.shots[i], &b.shots[i]))
 				__builtin_trap();
-	} else if (a.shots || a.ignore || a.ids || a.n) {
+	} else if (a.shots || a.ignore || a.ids || a.ids_more || a.n) {
 		__builtin_trap();	/* declined: left empty */
 	}
 	world_shots_req_release(&a);

@@ -113,8 +113,10 @@ void shotgen_id(struct sb *b, unsigned n, const char *const *pieces, size_t npie
 
 static void gen_id(struct sb *b, int bad)
 {
+	/* "},{" and "}, {": where a split parse might cut, inside a string */
 	static const char *const pieces[] = { "a", "z", "-", "_", "7", "player", "\\u0041",
-					      "\\\"", "\\\\", "\\/", "\\n", "\xc3\xa9", "\\ud83d\\ude00" };
+					      "\\\"", "\\\\", "\\/", "\\n", "\xc3\xa9", "\\ud83d\\ude00",
+					      "},{", "}, {" };
 	unsigned n = 1 + shotgen_below(6);
 
 	if (bad && shotgen_below(20) == 0)

@@ -2,6 +2,7 @@
  * same bytes whatever the thread count and split, scratch per thread, the
  * first failing item reported, against a sequential oracle. */
 #include <check.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +69,7 @@ static void run_split_case(struct batch_pool *pool, size_t n, enum batch_framing
 			   size_t scratch, size_t split_min)
 {
 	struct job_cls c = { SIZE_MAX, scratch };
-	struct batch_job job = { n, fr, 8, scratch, item, &c, split_min };
+	struct batch_job job = { n, fr, 8, scratch, item, &c, split_min, 0 };
 	struct buf got, want;
 	size_t failed = 99;
 
@@ -152,7 +153,7 @@ START_TEST(first_failure_reported)
 
 	for (k = 0; k < sizeof(fails) / sizeof(fails[0]); k++) {
 		struct job_cls c = { fails[k], 8 };
-		struct batch_job job = { 20000, BATCH_JSON, 8, 8, item, &c, 0 };
+		struct batch_job job = { 20000, BATCH_JSON, 8, 8, item, &c, 0, 0 };
 		struct buf out;
 		size_t failed = 0;
 
@@ -169,6 +170,48 @@ START_TEST(first_failure_reported)
 }
 END_TEST
 
+/* batch_pair's call: the calls made on it, and the thread that made them. */
+struct pair_arg {
+	int calls;
+	pthread_t by;
+};
+
+static void pair_fn(void *arg)
+{
+	struct pair_arg *a = arg;
+
+	a->calls++;
+	a->by = pthread_self();
+	usleep(200);	/* long enough for a worker to take the other call */
+}
+
+/* batch_pair: each of the two calls made exactly once, the first by the
+ * caller, both done on return; with a pool the second at least once by a
+ * worker (and the batch after a pair answers as ever); without one, both
+ * here. */
+START_TEST(pair_runs_both_once)
+{
+	struct batch_pool *pool = batch_pool_create(2);
+	int k, elsewhere = 0;
+
+	for (k = 0; k < 50; k++) {
+		struct pair_arg a = { 0 }, b = { 0 };
+
+		batch_pair(k % 5 == 4 ? NULL : pool, pair_fn, &a, &b);
+		ck_assert_int_eq(a.calls, 1);
+		ck_assert_int_eq(b.calls, 1);
+		ck_assert(pthread_equal(a.by, pthread_self()));
+		if (k % 5 == 4)
+			ck_assert(pthread_equal(b.by, pthread_self()));
+		elsewhere += !pthread_equal(b.by, pthread_self());
+		if (k % 10 == 0)
+			run_split_case(pool, 1000, BATCH_JSON, 8, 64);
+	}
+	ck_assert_int_gt(elsewhere, 0);
+	batch_pool_destroy(pool);
+}
+END_TEST
+
 static Suite *batch_suite(void)
 {
 	Suite *s = suite_create("api_batch");
@@ -178,6 +221,7 @@ static Suite *batch_suite(void)
 	tcase_add_loop_test(tc, same_bytes_any_threads, 0, 5);
 	tcase_add_test(tc, first_failure_reported);
 	tcase_add_test(tc, warm_then_run);
+	tcase_add_test(tc, pair_runs_both_once);
 	suite_add_tcase(s, tc);
 	return s;
 }

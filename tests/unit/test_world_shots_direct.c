@@ -1,7 +1,9 @@
 /* test_world_shots_direct.c - world_shots_direct (the tree-free shots decoder)
  * against the tree path (api_json_parse_in + decode_world_shots) as oracle:
  * the same struct on random valid bodies, never an acceptance the tree
- * refuses on mutated ones, and through api_handle the same answers. */
+ * refuses on mutated ones, and through api_handle the same answers. The
+ * split parse (two threads, world_shots_direct_split) is held to the same
+ * on every body, cut wherever its search lands, strings included. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "batch.h"
 #include "decode.h"
 #include "directcheck.h"
 #include "json.h"
@@ -72,6 +75,41 @@ static void assert_same(const struct world_shots_req *a, const struct world_shot
 	}
 }
 
+static struct batch_pool *pool;	/* one worker, for the split parse */
+
+static void setup_pool(void)
+{
+	pool = batch_pool_create(1);
+	ck_assert_ptr_nonnull(pool);
+}
+
+static void teardown_pool(void)
+{
+	batch_pool_destroy(pool);
+	pool = NULL;
+}
+
+static unsigned splits_taken;	/* split parses that decoded a body */
+
+/* The split parse of body, from any length on, gives what the one-thread
+ * parse gave (d, q). */
+static void split_same(const char *body, size_t len, int static_only, int d,
+		       const struct world_shots_req *q)
+{
+	struct world_shots_req s;
+	int ds = world_shots_direct_split(body, len, &lim, static_only, pool, 1, &s);
+
+	ck_assert_msg(ds == d, "split parse %s what the one-thread parse %s: %.*s",
+		      ds ? "took" : "declined", d ? "took" : "declined", (int)len, body);
+	if (d)
+		assert_same(&s, q, body);
+	else
+		ck_assert_msg(s.n == 0 && !s.shots && !s.ignore && !s.ids && !s.ids_more,
+			      "split parse declined, not left empty");
+	splits_taken += (unsigned)ds;
+	world_shots_req_release(&s);
+}
+
 /* Both paths on body[0..len) (an exact-size copy, no NUL after it); 1 when
  * the fast path took it. When required, a body the tree accepts must be
  * taken by the fast path too. */
@@ -83,14 +121,16 @@ static int cross_check(const char *text, size_t len, int static_only, int requir
 	char *body = dc_exact_copy(text, len);
 	int d;
 
-	d = world_shots_direct(body, len, &lim, static_only, &q);
+	d = world_shots_direct(body, len, &lim, static_only, NULL, &q);
+	split_same(body, len, static_only, d, &q);
 	*tree_ok = tree_decode(body, len, static_only, &a, &t, &f) == API_OK;
 	if (d) {
 		ck_assert_msg(*tree_ok, "fast path took what the tree refuses (%s): %.*s", f.msg,
 			      (int)len, text);
 		assert_same(&q, &t, text);
 	} else {
-		ck_assert_msg(q.n == 0 && !q.shots && !q.ignore && !q.ids, "declined, not left empty");
+		ck_assert_msg(q.n == 0 && !q.shots && !q.ignore && !q.ids && !q.ids_more,
+			      "declined, not left empty");
 		ck_assert_msg(!required || !*tree_ok, "fast path declined a plain valid body: %.*s",
 			      (int)len, text);
 	}
@@ -117,6 +157,7 @@ START_TEST(test_random_valid)
 	/* most plain bodies are valid, and the fast path takes every one */
 	ck_assert_uint_ge(plain, 2000);
 	ck_assert_uint_ge(taken, plain);
+	ck_assert_uint_eq(splits_taken, taken);
 }
 END_TEST
 
@@ -168,6 +209,7 @@ static void call_ok(const char *method, const char *path, const char *body, int 
 
 static void setup(void)
 {
+	setup_pool();
 	memset(&ctx, 0, sizeof(ctx));
 	ck_assert_int_eq(store_new(&ctx.store), CORE_OK);
 	ck_assert_int_eq(world_registry_new(&ctx.worlds), CORE_OK);
@@ -187,6 +229,7 @@ static void teardown(void)
 {
 	world_registry_free(ctx.worlds);
 	store_free(ctx.store);
+	teardown_pool();
 }
 
 /* The handler's answer to body on hitscan (static_only 0) or raycast. */
@@ -243,7 +286,7 @@ START_TEST(test_handler_same_answers)
 		int st = (int)shotgen_below(2);
 
 		gen_aimed(&b, st);
-		ck_assert_int_eq(world_shots_direct(b.p, b.len, &lim, st, &q), 1);
+		ck_assert_int_eq(world_shots_direct(b.p, b.len, &lim, st, NULL, &q), 1);
 		world_shots_req_release(&q);
 		answer(b.p, st, &ra);
 		/* the same body with a key escaped: the tree path's */
@@ -255,7 +298,7 @@ START_TEST(test_handler_same_answers)
 			sb_putn(&e, b.p, (size_t)(esc - b.p));
 			sb_puts(&e, "\"orig\\u0069n\"");
 			sb_puts(&e, esc + 8);
-			ck_assert_int_eq(world_shots_direct(e.p, e.len, &lim, st, &q), 0);
+			ck_assert_int_eq(world_shots_direct(e.p, e.len, &lim, st, NULL, &q), 0);
 			answer(e.p, st, &rb);
 			free(e.p);
 		}
@@ -367,7 +410,7 @@ static void check_decline(const struct decline_row *row)
 	struct world_shots_req q;
 	struct api_response r, s;
 
-	ck_assert_msg(world_shots_direct(row->body, strlen(row->body), &lim, row->static_only, &q) == 0,
+	ck_assert_msg(world_shots_direct(row->body, strlen(row->body), &lim, row->static_only, NULL, &q) == 0,
 		      "taken: %s", row->body);
 	answer(row->body, row->static_only, &r);
 	if (row->same && !*row->same) {
@@ -406,7 +449,7 @@ START_TEST(test_limits)
 		unsigned n = k < 2 ? (unsigned)lim.max_batch + (unsigned)k : 256u + (unsigned)(k - 2);
 
 		b = many(n, k >= 2);
-		ck_assert_int_eq(world_shots_direct(b, strlen(b), &lim, 0, &q), !(k & 1));
+		ck_assert_int_eq(world_shots_direct(b, strlen(b), &lim, 0, NULL, &q), !(k & 1));
 		if (!(k & 1))
 			ck_assert_uint_eq(k < 2 ? q.n : q.shots[0].nignore, n);
 		world_shots_req_release(&q);
@@ -418,7 +461,65 @@ START_TEST(test_limits)
 		api_response_release(&r);
 		free(b);
 	}
-	ck_assert_int_eq(world_shots_direct(NULL, 0, &lim, 0, &q), 0);
+	ck_assert_int_eq(world_shots_direct(NULL, 0, &lim, 0, NULL, &q), 0);
+}
+END_TEST
+
+/* n shots into b: shot k ignores "p<k>", but shot mid's id, when given, is
+ * that text (a string the cut search may land in). */
+static void long_body(struct sb *b, unsigned n, unsigned mid, const char *id)
+{
+	unsigned k;
+
+	sb_puts(b, "{\"mode\": \"closest\", \"shots\": [");
+	for (k = 0; k < n; k++) {
+		char one[160];
+
+		snprintf(one, sizeof(one),
+			 "%s{\"origin\": [%u, 1.5, -2], \"direction\": [1, 0, 0.%u], \"ignore\": [\"",
+			 k ? ", " : "", k, k);
+		sb_puts(b, one);
+		if (id && k == mid)
+			sb_puts(b, id);
+		else {
+			snprintf(one, sizeof(one), "p%u", k);
+			sb_puts(b, one);
+		}
+		sb_puts(b, "\"], \"time_ms\": 12.5}");
+	}
+	sb_puts(b, "]}");
+}
+
+/* A long array cut between two shots: the second part is joined (its ids
+ * are in ids_more); cut inside a string: read on alone (none there); both
+ * the same as the one-thread parse, shot for shot. */
+START_TEST(test_split_cuts)
+{
+	static const char *const ids[] = { NULL, "},{},{},{},{},{},{},{},{},{},{},{},{},{},{}, {}, {}, {",
+					   "}, {\\\"origin\\\": [0, 0, 0], \\\"direction\\\": [1, 0, 0]}, {" };
+	size_t i;
+
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		struct sb b = { 0 };
+		struct world_shots_req q, s;
+		char *body;
+		size_t k;
+
+		/* 3 shots with the middle one's id over the middle of the body, or 61 */
+		long_body(&b, ids[i] ? 3 : 61, 1, ids[i]);
+		body = dc_exact_copy(b.p, b.len);
+		ck_assert_msg(world_shots_direct(body, b.len, &lim, 0, NULL, &q) == 1, "%s", body);
+		ck_assert_int_eq(world_shots_direct_split(body, b.len, &lim, 0, pool, 1, &s), 1);
+		assert_same(&s, &q, body);
+		ck_assert_uint_eq(q.n, ids[i] ? 3 : 61);
+		ck_assert_msg(!s.ids_more == (ids[i] != NULL), "case %zu: joined %d", i, !!s.ids_more);
+		for (k = 0; k < q.n; k++)
+			ck_assert_uint_eq(s.shots[k].nignore, 1);
+		world_shots_req_release(&q);
+		world_shots_req_release(&s);
+		free(body);
+		free(b.p);
+	}
 }
 END_TEST
 
@@ -430,6 +531,7 @@ static Suite *shots_direct_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_random_valid);
+	tcase_add_test(tc, test_split_cuts);
 	tcase_add_test(tc, test_random_mutations);
 	tcase_add_test(tc, test_handler_same_answers);
 	tcase_add_test(tc, test_declines);
