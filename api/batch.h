@@ -42,8 +42,10 @@ struct batch_job {
 	 * Items far dearer than a mesh ray (a world shot) set it lower, so
 	 * that a batch of a few hundred already uses the pool. */
 	size_t split_min;
-	/* Nonzero: a worker that ran one of this job's chunks spins afterwards,
-	 * as batch_pool_warm leaves it, ready for the next batch's (batch_pair) */
+	/* Nonzero (batch_pair): the caller, its chunks done, spins a while for
+	 * the workers' instead of sleeping at once, and a worker that ran one
+	 * of them spins afterwards, as batch_pool_warm leaves it, ready for the
+	 * next batch's chunks */
 	int warm_after;
 };
 
