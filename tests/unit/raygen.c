@@ -8,28 +8,14 @@
 /* Values of the wrong type or none. */
 static const char *const odd_values[] = { "null", "\"1\"", "true", "[]", "{}", "[1,2]", "[1,2,3,4]" };
 
-/* [v0, v1, v2]; nonzero: v[0] never zero (unless bad). */
+/* shotgen_vec, or now and then (bad) a value of the wrong type. */
 static void gen_vec(struct sb *b, const double *base, int nonzero, int bad)
 {
-	int k;
-
 	if (bad && shotgen_below(80) == 0) {
 		sb_puts(b, odd_values[shotgen_below(sizeof(odd_values) / sizeof(odd_values[0]))]);
 		return;
 	}
-	sb_putc(b, '[');
-	for (k = 0; k < 3; k++) {
-		double v = base ? base[k] : shotgen_value();
-
-		if (nonzero && !bad && k == 0 && !base)
-			v = copysign(1 + fabs(v), v);
-		shotgen_ws(b);
-		shotgen_num_bad(b, v, bad);
-		shotgen_ws(b);
-		if (k < 2)
-			sb_putc(b, ',');
-	}
-	sb_putc(b, ']');
+	shotgen_vec(b, base, nonzero, bad);
 }
 
 /* The members of one ray or segment, in random order. */

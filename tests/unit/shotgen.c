@@ -77,15 +77,15 @@ double shotgen_value(void)
 	}
 }
 
-static void gen_vec(struct sb *b, int dir, int bad)
+void shotgen_vec(struct sb *b, const double *base, int nonzero, int bad)
 {
 	int k;
 
 	sb_putc(b, '[');
 	for (k = 0; k < 3; k++) {
-		double v = shotgen_value();
+		double v = base ? base[k] : shotgen_value();
 
-		if (dir && !bad && k == 0)
+		if (nonzero && !bad && k == 0 && !base)
 			v = copysign(1 + fabs(v), v);	/* a valid direction is never zero */
 		shotgen_ws(b);
 		shotgen_num_bad(b, v, bad);
@@ -150,8 +150,8 @@ static void gen_shot(struct sb *b, int bad)
 		first = 0;
 		shotgen_ws(b);
 		switch (f) {
-		case 0: sb_puts(b, "\"origin\""); shotgen_ws(b); sb_putc(b, ':'); shotgen_ws(b); gen_vec(b, 0, bad); break;
-		case 1: sb_puts(b, "\"direction\":"); shotgen_ws(b); gen_vec(b, 1, bad); break;
+		case 0: sb_puts(b, "\"origin\""); shotgen_ws(b); sb_putc(b, ':'); shotgen_ws(b); shotgen_vec(b, NULL, 0, bad); break;
+		case 1: sb_puts(b, "\"direction\":"); shotgen_ws(b); shotgen_vec(b, NULL, 1, bad); break;
 		case 2:
 			sb_puts(b, "\"max_distance\":");
 			shotgen_num_bad(b, shotgen_below(4) ? shotgen_unit() * 1e4 + 1e-6

@@ -17,6 +17,9 @@ void shotgen_num(struct sb *b, double v);
 void shotgen_num_bad(struct sb *b, double v, int bad);
 /* A float32-range value of some magnitude (1e-38 to 1e38, small integers...). */
 double shotgen_value(void);
+/* [v0, v1, v2]: base's values, else random ones (shotgen_value); nonzero:
+ * v0 never zero (unless bad); bad: now and then an odd spelling. */
+void shotgen_vec(struct sb *b, const double *base, int nonzero, int bad);
 /* An id string: n 'x's when n >= 128, else n random pieces (JSON-spelt). */
 void shotgen_id(struct sb *b, unsigned n, const char *const *pieces, size_t npieces);
 /* Random JSON whitespace, often none. */
