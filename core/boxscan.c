@@ -14,18 +14,18 @@
 
 #include "boxscan.h"
 
-enum core_result box_planes_init(struct box_planes *b, size_t n)
+size_t box_planes_bytes(size_t n)
 {
-	size_t stride = (n + 7) / 8 * 8 + 8, i;
+	size_t stride = (n + 7) / 8 * 8 + 8;
 
-	b->p = NULL;
-	b->n = 0;
-	b->stride = 0;
-	if (stride > SIZE_MAX / 6 / sizeof(float))
-		return CORE_ENOMEM;
-	b->p = malloc(6 * stride * sizeof(float));
-	if (!b->p)
-		return CORE_ENOMEM;
+	return stride > SIZE_MAX / 6 / sizeof(float) ? 0 : 6 * stride * sizeof(float);
+}
+
+void box_planes_init_at(struct box_planes *b, size_t n, float *mem)
+{
+	size_t stride = box_planes_bytes(n) / 6 / sizeof(float), i;
+
+	b->p = mem;
 	/* empty boxes (lo above hi) everywhere, the padding included */
 	for (i = 0; i < 3 * stride; i++) {
 		b->p[i] = FLT_MAX;
@@ -33,6 +33,19 @@ enum core_result box_planes_init(struct box_planes *b, size_t n)
 	}
 	b->n = n;
 	b->stride = stride;
+}
+
+enum core_result box_planes_init(struct box_planes *b, size_t n)
+{
+	size_t bytes = box_planes_bytes(n);
+	float *p = bytes ? malloc(bytes) : NULL;
+
+	b->p = NULL;
+	b->n = 0;
+	b->stride = 0;
+	if (!p)
+		return CORE_ENOMEM;
+	box_planes_init_at(b, n, p);
 	return CORE_OK;
 }
 

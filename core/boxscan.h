@@ -25,6 +25,10 @@ struct box_planes {
 enum core_result box_planes_init(struct box_planes *b, size_t n);
 void box_planes_set(struct box_planes *b, size_t i, vec3 lo, vec3 hi);
 void box_planes_release(struct box_planes *b);	/* b is empty after */
+/* The same in memory the caller owns (box_planes_release is not for it):
+ * mem holds box_planes_bytes(n) bytes (0: n is too large). */
+size_t box_planes_bytes(size_t n);
+void box_planes_init_at(struct box_planes *b, size_t n, float *mem);
 
 enum boxscan_isa { BOXSCAN_AUTO, BOXSCAN_SCALAR, BOXSCAN_AVX2, BOXSCAN_AVX512 };
 int boxscan_isa_supported(enum boxscan_isa isa);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "snapmem.h"
 #include "world_impl.h"
 
 static int layer_ok(uint32_t layer)
@@ -140,26 +141,16 @@ struct snapshot *snapshot_ref(struct snapshot *s)
 	return s;
 }
 
+/* Everything but the culling trees is in the snapshot's one block. */
 static void snapshot_free(struct snapshot *s)
 {
 	size_t i;
 
 	for (i = 0; i < s->nhb; i++)
 		mesh_unref(s->hbs[i].mesh);
-	free(s->ents);
-	free(s->index);
-	free(s->hbs);
-	free(s->succ);
-	free(s->hb_succ);
 	tlas_release(&s->own);
 	tlas_release(&s->pair);
-	box_planes_release(&s->own_ent);
-	box_planes_release(&s->pair_ent);
-	box_planes_release(&s->own_hb);
-	box_planes_release(&s->pair_hb);
-	free(s->xfs);
-	free(s->strings);
-	free(s);
+	snapmem_release(s);
 }
 
 void snapshot_unref(struct snapshot *s)
@@ -178,24 +169,30 @@ uint32_t snapshot_find(const struct snapshot *s, const char *id)
 	return WORLD_NONE;
 }
 
-/* The id index of s's n entities (their ids and hashes set). */
-static enum core_result build_index(struct snapshot *s)
+/* Slots of the id index of n entities: a power of two, at most half full. */
+static size_t index_slots(size_t n)
 {
-	size_t size = 2, i;
+	size_t size = 2;
+
+	while (size < 2 * n)
+		size *= 2;
+	return size;
+}
+
+/* The id index of s's n entities (their ids and hashes set), in s->index
+ * (index_slots(n) slots). */
+static void build_index(struct snapshot *s)
+{
+	size_t size = index_slots(s->nent), i;
 	uint32_t j;
 
-	while (size < 2 * s->nent)
-		size *= 2;
-	s->index = calloc(size, sizeof(*s->index));
-	if (!s->index)
-		return CORE_ENOMEM;
+	memset(s->index, 0, size * sizeof(*s->index));
 	s->index_mask = (uint32_t)(size - 1);
 	for (i = 0; i < s->nent; i++) {
 		for (j = s->ents[i].hash & s->index_mask; s->index[j]; j = (j + 1) & s->index_mask)
 			;
 		s->index[j] = (uint32_t)i + 1;
 	}
-	return CORE_OK;
 }
 
 /* qsort_r helpers: indices ordered by the strings they name */
@@ -257,19 +254,16 @@ static uint32_t find_hitbox(const struct snapshot *s, const struct entity *e, co
 
 /*
  * Pair s with prev: entity successors (none when it moved farther than
- * teleport_distance) and hitbox successors (same id and shape). The lookup
- * by id within an entity is linear after trying the same position, which is
- * where a game server sends it every tick.
+ * teleport_distance) and hitbox successors (same id and shape), in s->succ
+ * and s->hb_succ (prev's counts). The lookup by id within an entity is
+ * linear after trying the same position, which is where a game server sends
+ * it every tick.
  */
-static enum core_result pair_with(struct snapshot *s, const struct snapshot *prev, double teleport)
+static void pair_with(struct snapshot *s, const struct snapshot *prev, double teleport)
 {
 	size_t i;
 
 	s->prev_tick = prev->tick;
-	s->succ = malloc((prev->nent ? prev->nent : 1) * sizeof(*s->succ));
-	s->hb_succ = malloc((prev->nhb ? prev->nhb : 1) * sizeof(*s->hb_succ));
-	if (!s->succ || !s->hb_succ)
-		return CORE_ENOMEM;
 	for (i = 0; i < prev->nhb; i++)
 		s->hb_succ[i] = WORLD_NONE;
 	for (i = 0; i < prev->nent; i++) {
@@ -296,13 +290,57 @@ static enum core_result pair_with(struct snapshot *s, const struct snapshot *pre
 		if (moved2 > tele2)
 			s->succ[i] = WORLD_NONE;
 	}
-	return CORE_OK;
+}
+
+/* Where a snapshot's arrays lie in its one block (snapmem.h): offsets from
+ * the snapshot, each on a cache line of its own. */
+struct layout {
+	size_t ents, index, hbs, strings, xfs, succ, hb_succ;
+	size_t own_ent, own_hb, pair_ent, pair_hb;	/* box planes */
+	size_t total;
+};
+
+static size_t lay(size_t *at, size_t bytes)
+{
+	size_t o = *at;
+
+	*at += (bytes + 63) / 64 * 64;
+	return o;
+}
+
+/* n entities with nhb hitboxes, strings bytes of ids beyond their records,
+ * nmesh mesh hitboxes, paired with prev (or NULL). n and nhb are below
+ * WORLD_NONE, so nothing overflows. */
+static void layout_of(struct layout *l, size_t n, size_t nhb, size_t strings, size_t nmesh,
+		      const struct snapshot *prev)
+{
+	size_t at = 0, pn = prev ? prev->nent : 0, phb = prev ? prev->nhb : 0;
+
+	lay(&at, sizeof(struct snapshot));
+	l->ents = lay(&at, n * sizeof(struct entity));
+	l->index = lay(&at, index_slots(n) * sizeof(uint32_t));
+	l->hbs = lay(&at, nhb * sizeof(struct hitbox));
+	l->strings = lay(&at, strings);
+	l->xfs = lay(&at, nmesh * sizeof(struct xform));
+	l->succ = lay(&at, pn * sizeof(uint32_t));
+	l->hb_succ = lay(&at, phb * sizeof(uint32_t));
+	l->own_ent = lay(&at, box_planes_bytes(n));
+	l->own_hb = lay(&at, box_planes_bytes(nhb));
+	l->pair_ent = lay(&at, prev ? box_planes_bytes(pn) : 0);
+	l->pair_hb = lay(&at, prev ? box_planes_bytes(phb) : 0);
+	l->total = at;
+}
+
+static float *planes_at(struct snapshot *s, size_t offset)
+{
+	return (float *)((char *)s + offset);
 }
 
 /* The culling BVHs (only past WORLD_FLAT_ENTITIES) and their boxes as
- * planes (world_impl.h). An entity
+ * planes (world_impl.h), those where l says. An entity
  * without hitboxes gets an empty (inverted) box that no ray meets. */
-static enum core_result build_culling(struct snapshot *s, const struct snapshot *prev)
+static enum core_result build_culling(struct snapshot *s, const struct snapshot *prev,
+				      const struct layout *l)
 {
 	size_t pn = prev ? prev->nent : 0, n = s->nent > pn ? s->nent : pn, i;
 	vec3 *lo = malloc((n ? n : 1) * sizeof(*lo)), *hi = malloc((n ? n : 1) * sizeof(*hi));
@@ -314,19 +352,18 @@ static enum core_result build_culling(struct snapshot *s, const struct snapshot 
 		lo[i] = s->ents[i].lo;
 		hi[i] = s->ents[i].hi;
 	}
-	if ((s->nent > WORLD_FLAT_ENTITIES &&
-	     (r = tlas_build(lo, hi, s->nent, &s->own)) != CORE_OK) ||
-	    (r = box_planes_init(&s->own_ent, s->nent)) != CORE_OK ||
-	    (r = box_planes_init(&s->own_hb, s->nhb)) != CORE_OK)
+	if (s->nent > WORLD_FLAT_ENTITIES && (r = tlas_build(lo, hi, s->nent, &s->own)) != CORE_OK)
 		goto out_free;
+	r = CORE_OK;
+	box_planes_init_at(&s->own_ent, s->nent, planes_at(s, l->own_ent));
+	box_planes_init_at(&s->own_hb, s->nhb, planes_at(s, l->own_hb));
 	for (i = 0; i < s->nent; i++)
 		box_planes_set(&s->own_ent, i, lo[i], hi[i]);
 	for (i = 0; i < s->nhb; i++)
 		box_planes_set(&s->own_hb, i, s->hbs[i].lo, s->hbs[i].hi);
 	if (!prev)
 		goto out_free;
-	if ((r = box_planes_init(&s->pair_hb, prev->nhb)) != CORE_OK)
-		goto out_free;
+	box_planes_init_at(&s->pair_hb, prev->nhb, planes_at(s, l->pair_hb));
 	for (i = 0; i < prev->nent; i++) {
 		const struct entity *pe = &prev->ents[i];
 		uint32_t k;
@@ -351,10 +388,10 @@ static enum core_result build_culling(struct snapshot *s, const struct snapshot 
 			hi[i] = v3_max(hi[i], s->ents[j].hi);
 		}
 	}
-	if ((prev->nent > WORLD_FLAT_ENTITIES &&
-	     (r = tlas_build(lo, hi, prev->nent, &s->pair)) != CORE_OK) ||
-	    (r = box_planes_init(&s->pair_ent, prev->nent)) != CORE_OK)
+	if (prev->nent > WORLD_FLAT_ENTITIES &&
+	    (r = tlas_build(lo, hi, prev->nent, &s->pair)) != CORE_OK)
 		goto out_free;
+	box_planes_init_at(&s->pair_ent, prev->nent, planes_at(s, l->pair_ent));
 	for (i = 0; i < prev->nent; i++)
 		box_planes_set(&s->pair_ent, i, lo[i], hi[i]);
 out_free:
@@ -408,12 +445,14 @@ static enum core_result fail_at(struct world_fail *f, size_t item, size_t hb, en
 	return r;
 }
 
-enum core_result snapshot_build(struct store *store, uint64_t tick, double time_ms,
-				const struct entity_in *ents, size_t n, const struct snapshot *prev,
-				double teleport_distance, struct snapshot **out,
-				struct world_fail *fail)
+enum core_result snapshot_build(struct store *store, struct snapmem *mem, uint64_t tick,
+				double time_ms, const struct entity_in *ents, size_t n,
+				const struct snapshot *prev, double teleport_distance,
+				struct snapshot **out, struct world_fail *fail)
 {
 	struct snapshot *s;
+	struct layout l;
+	char *base;
 	uint32_t *order = NULL, *scratch = NULL;
 	size_t i, nhb = 0, bytes = 0, at = 0, maxn = 0, k, nmesh = 0;
 	enum core_result r = CORE_ENOMEM;
@@ -439,20 +478,28 @@ enum core_result snapshot_build(struct store *store, uint64_t tick, double time_
 	}
 	if (nhb >= WORLD_NONE)
 		return fail_at(fail, WORLD_NONE, WORLD_NONE, CORE_ETOOBIG);
-	s = calloc(1, sizeof(*s));
-	if (!s)
+	layout_of(&l, n, nhb, bytes, nmesh, prev);
+	base = snapmem_alloc(mem, l.total);
+	order = malloc((n ? n : 1) * sizeof(*order));
+	scratch = malloc((maxn ? maxn : 1) * sizeof(*scratch));
+	if (!base || !order || !scratch) {
+		snapmem_release(base);
+		free(order);
+		free(scratch);
 		return CORE_ENOMEM;
+	}
+	s = (struct snapshot *)base;
+	memset(s, 0, sizeof(*s));
 	atomic_init(&s->refs, 1);
 	s->tick = tick;
 	s->time_ms = time_ms;
-	s->ents = malloc((n ? n : 1) * sizeof(*s->ents));
-	s->hbs = calloc(nhb ? nhb : 1, sizeof(*s->hbs));
-	s->strings = malloc(bytes ? bytes : 1);
-	s->xfs = malloc((nmesh ? nmesh : 1) * sizeof(*s->xfs));
-	order = malloc((n ? n : 1) * sizeof(*order));
-	scratch = malloc((maxn ? maxn : 1) * sizeof(*scratch));
-	if (!s->ents || !s->hbs || !s->strings || !s->xfs || !order || !scratch)
-		goto out_free;
+	s->ents = (struct entity *)(base + l.ents);
+	s->index = (uint32_t *)(base + l.index);
+	s->hbs = (struct hitbox *)(base + l.hbs);
+	s->strings = base + l.strings;
+	s->xfs = (struct xform *)(base + l.xfs);
+	s->succ = prev ? (uint32_t *)(base + l.succ) : NULL;
+	s->hb_succ = prev ? (uint32_t *)(base + l.hb_succ) : NULL;
 	for (i = 0; i < n; i++)
 		order[i] = (uint32_t)i;
 	qsort_r(order, n, sizeof(*order), cmp_ent_in, (void *)ents);
@@ -483,6 +530,7 @@ enum core_result snapshot_build(struct store *store, uint64_t tick, double time_
 			const struct hitbox_in *hi = &in->hitboxes[k];
 			struct hitbox *h = &s->hbs[nhb++];
 
+			memset(h, 0, sizeof(*h));
 			s->nhb = nhb;	/* what snapshot_free must release */
 			h->shape = hi->shape;
 			h->id = id_put(h->sid, sizeof(h->sid), s->strings, &at, hi->id);
@@ -512,11 +560,10 @@ enum core_result snapshot_build(struct store *store, uint64_t tick, double time_
 	}
 	s->nent = n;
 	s->nhb = nhb;
-	if (build_index(s) != CORE_OK)
-		goto out_free;
-	if (prev && pair_with(s, prev, teleport_distance) != CORE_OK)
-		goto out_free;
-	if (build_culling(s, prev) != CORE_OK)
+	build_index(s);
+	if (prev)
+		pair_with(s, prev, teleport_distance);
+	if ((r = build_culling(s, prev, &l)) != CORE_OK)
 		goto out_free;
 	free(order);
 	free(scratch);

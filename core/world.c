@@ -197,7 +197,8 @@ enum core_result world_new(struct store *store, const struct world_instance_in *
 	w->inst = calloc(n ? n : 1, sizeof(*w->inst));
 	w->strings = malloc(bytes ? bytes : 1);
 	w->hist = history_alloc(0);
-	if (!w->inst || !w->strings || !w->hist)
+	w->mem = snapmem_new();
+	if (!w->inst || !w->strings || !w->hist || !w->mem)
 		goto out_free;
 	for (i = 0; i < n; i++) {
 		size_t a = strlen(inst[i].id) + 1, b = strlen(inst[i].mesh) + 1;
@@ -231,6 +232,7 @@ out_free:
 out_free_r:
 	scene_unref(w->scene, n);
 	history_unref(w->hist);
+	snapmem_free(w->mem);
 	free(w->inst);
 	free(w->strings);
 	free(w);
@@ -251,6 +253,7 @@ void world_unref(struct world *w)
 	scene_unref(w->scene, w->ninst);
 	pthread_mutex_destroy(&w->pub);
 	pthread_mutex_destroy(&w->ingest);
+	snapmem_free(w->mem);
 	free(w->inst);
 	free(w->strings);
 	free(w);
@@ -307,8 +310,8 @@ enum core_result world_ingest(struct world *w, uint64_t tick, double time_ms,
 		r = CORE_ECONFLICT;
 		goto out_unlock;
 	}
-	r = snapshot_build(w->store, tick, time_ms, ents, n, prev, w->opts.teleport_distance, &s,
-			   fail);
+	r = snapshot_build(w->store, w->mem, tick, time_ms, ents, n, prev,
+			   w->opts.teleport_distance, &s, fail);
 	if (r != CORE_OK)
 		goto out_unlock;
 	first = keep_from(old, time_ms, &w->opts);

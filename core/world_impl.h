@@ -12,6 +12,7 @@
 
 #include "boxscan.h"
 #include "obb.h"
+#include "snapmem.h"
 #include "tlas.h"
 #include "world.h"
 
@@ -124,6 +125,7 @@ struct world {
 	struct history *hist;
 	struct scene *scene;
 	pthread_mutex_t ingest;	/* serialises writers; readers never take it */
+	struct snapmem *mem;	/* the snapshots' blocks (the writer's) */
 	atomic_uint_fast64_t ingested;
 };
 
@@ -134,10 +136,11 @@ struct world_view {
 };
 
 /* snapshot.c */
-enum core_result snapshot_build(struct store *store, uint64_t tick, double time_ms,
-				const struct entity_in *ents, size_t n, const struct snapshot *prev,
-				double teleport_distance, struct snapshot **out,
-				struct world_fail *fail);
+/* The snapshot's memory is one block of mem (snapmem.h). */
+enum core_result snapshot_build(struct store *store, struct snapmem *mem, uint64_t tick,
+				double time_ms, const struct entity_in *ents, size_t n,
+				const struct snapshot *prev, double teleport_distance,
+				struct snapshot **out, struct world_fail *fail);
 struct snapshot *snapshot_ref(struct snapshot *s);
 void snapshot_unref(struct snapshot *s);
 /* The index of entity id in s, or WORLD_NONE. */

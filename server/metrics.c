@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "snapmem.h"
 #include "store.h"
 
 static const char *const method_names[METRICS_METHODS] = {
@@ -282,6 +283,9 @@ void metrics_render_worlds(struct metrics *m, struct world_registry *reg, struct
 	buf_puts(out, "\n# HELP collisiond_world_snapshots_total Snapshots ingested into worlds (rate() gives snapshots/s).\n"
 		      "# TYPE collisiond_world_snapshots_total counter\ncollisiond_world_snapshots_total ");
 	buf_put_u64(out, load(&m->world_snapshots));
+	buf_puts(out, "\n# HELP collisiond_world_snapshot_bytes Memory mapped for snapshots: 2 MiB chunks in use, being filled or spare.\n"
+		      "# TYPE collisiond_world_snapshot_bytes gauge\ncollisiond_world_snapshot_bytes ");
+	buf_put_u64(out, snapmem_mapped_bytes());
 	buf_puts(out, "\n# HELP collisiond_world_shots_total World hitscan shots answered, by outcome.\n"
 		      "# TYPE collisiond_world_shots_total counter\n");
 	for (k = 0; k < 3; k++) {
