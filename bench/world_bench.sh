@@ -9,7 +9,10 @@
 #      static instance; median of BATCHES.
 # The level is ../shared/bench's level.obj (gen_data.py): LEVEL=path, or
 # build/bench-harness/data/level.obj, or generated into build/world-bench.
-# env: COLLISIOND (build/collisiond), LEVEL, TICKS (300), BATCHES (50)
+#   3. the same batches from wrk -t1 -c1 when wrk is installed, for the
+#      daemon's latency without the Python client's share.
+# env: COLLISIOND (build/collisiond), LEVEL, TICKS (300), BATCHES (50),
+#      WRK_SECONDS (4)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COLLISIOND=${COLLISIOND:-$PWD/build/collisiond}
@@ -31,7 +34,7 @@ pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null' EXIT
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && break; sleep 0.05; done
 
-PID=$pid PORT=$PORT LEVEL=$LEVEL TICKS=$TICKS BATCHES=$BATCHES python3 - <<'PY'
+PID=$pid PORT=$PORT LEVEL=$LEVEL TICKS=$TICKS BATCHES=$BATCHES OUT=$OUT python3 - <<'PY'
 import http.client, json, math, os, random, re, statistics, time
 port, ticks, batches = int(os.environ['PORT']), int(os.environ['TICKS']), int(os.environ['BATCHES'])
 def daemon_cpu():
@@ -112,4 +115,28 @@ times = times[3:]
 print('hitscan, batches of 1000 rewound shots on 64 x 20 hitboxes + the level (%d triangles): median %.3f ms, p90 %.3f ms, min %.3f ms per batch over loopback (%d batches; outcomes entity %d, static %d, miss %d); daemon CPU %.3f ms per batch' % (
     info['triangles'], statistics.median(times) * 1e3, sorted(times)[int(0.9 * len(times))] * 1e3, min(times) * 1e3, len(times),
     outcome['entity'], outcome['static'], outcome[None], cpu_shots * 1e3))
+for k, b in enumerate(shots):
+    open(os.path.join(os.environ['OUT'], 'shots-%d.json' % k), 'wb').write(b)
 PY
+
+# 3. the same hitscan batches from a C client (wrk, one connection, the
+# batches in turn): the daemon's latency without Python's share of the
+# round trip (about 0.3-0.4 ms of the figure above, measured so on this
+# 2-core VM)
+if command -v wrk >/dev/null 2>&1; then
+	cat >"$OUT/shots.lua" <<LUA
+local bodies, i = {}, 0
+for k = 0, $BATCHES - 1 do
+	local f = io.open("$OUT/shots-" .. k .. ".json", "rb")
+	bodies[k + 1] = f:read("*a")
+	f:close()
+end
+request = function()
+	i = i % #bodies + 1
+	return wrk.format("POST", "/v1/worlds/bench/hitscan", {["Content-Type"] = "application/json"}, bodies[i])
+end
+LUA
+	wrk -t1 -c1 -d"${WRK_SECONDS:-4}"s --latency -s "$OUT/shots.lua" "http://127.0.0.1:$PORT" >"$OUT/wrk.txt"
+	awk '/^ +50%/ { p50 = $2 } /^ +90%/ { p90 = $2 } /^Requests\/sec/ { rps = $2 }
+	     END { printf "hitscan, the same batches from wrk -t1 -c1 (a C client): median %s, p90 %s, %s batches/s\n", p50, p90, rps }' "$OUT/wrk.txt"
+fi

@@ -41,7 +41,7 @@ struct chunk {
 
 /* Before each block, in a line of its own. */
 struct block_head {
-	struct chunk *chunk;
+	struct chunk *chunk;	/* NULL: a small block from malloc */
 	size_t bytes;		/* the block's, rounded up to LINE */
 };
 
@@ -164,6 +164,16 @@ void *snapmem_alloc(struct snapmem *m, size_t bytes)
 	if (bytes == 0 || bytes > SIZE_MAX / 4)
 		return NULL;
 	need = LINE + (bytes + LINE - 1) / LINE * LINE;
+	if (need < SNAPMEM_SMALL) {
+		/* a small world's snapshots: a chunk would be mostly empty */
+		struct block_head *h = aligned_alloc(LINE, need);
+
+		if (!h)
+			return NULL;
+		h->chunk = NULL;
+		h->bytes = need - LINE;
+		return (char *)h + LINE;
+	}
 	if (need > SNAPMEM_CHUNK / 2) {
 		/* a mapping of its own, released with its block */
 		c = chunk_map((LINE + need + SNAPMEM_CHUNK - 1) / SNAPMEM_CHUNK * SNAPMEM_CHUNK);
@@ -190,6 +200,10 @@ void snapmem_release(void *block)
 	if (!block)
 		return;
 	h = (struct block_head *)((char *)block - LINE);
+	if (!h->chunk) {
+		free(h);
+		return;
+	}
 	POISON(block, h->bytes);
 	chunk_put(h->chunk);
 }

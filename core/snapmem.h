@@ -1,7 +1,8 @@
 /* snapmem.h - where a world's snapshots live.
  *
  * Each snapshot is one block, carved in order from 2 MiB chunks (transparent
- * huge pages where the kernel gives them on madvise). A chunk goes when the
+ * huge pages where the kernel gives them on madvise; a small world's
+ * snapshots come from malloc). A chunk goes when the
  * last block in it is released: back to a small process-wide set of spare
  * chunks, or unmapped when that set is full. Snapshots are released about
  * in the order they were taken (the oldest leaves the history first), so
@@ -21,6 +22,10 @@
 /* The chunks a block may share, and the spares kept for the process. */
 #define SNAPMEM_CHUNK ((size_t)2 << 20)
 #define SNAPMEM_SPARES 8
+/* Blocks below this come from malloc: the snapshots of a small world (under
+ * ~400 hitboxes) would leave most of a chunk empty, and a chunk is resident
+ * as one huge page. */
+#define SNAPMEM_SMALL ((size_t)128 << 10)
 
 /* One per writer: the chunk being filled. */
 struct snapmem;
@@ -33,7 +38,8 @@ void snapmem_free(struct snapmem *m);
  * A block of bytes (> 0), aligned to 64 bytes, with undefined contents.
  * Not thread-safe for one m (a world's ingest lock serialises its calls);
  * blocks of different snapmems never share a chunk. A block over half a
- * chunk gets a mapping of its own. NULL when out of memory.
+ * chunk gets a mapping of its own, one under SNAPMEM_SMALL comes from
+ * malloc. NULL when out of memory.
  */
 void *snapmem_alloc(struct snapmem *m, size_t bytes);
 /* Releases a block from snapmem_alloc (NULL: nothing); any thread. */

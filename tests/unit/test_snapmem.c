@@ -2,7 +2,8 @@
  * overlap (each filled with its own pattern, checked before release), stay
  * valid after their snapmem is freed and when released from other threads;
  * chunks are reused rather than mapped again when snapshots come and go in
- * order, and every chunk is unmapped or spare once all is released. */
+ * order, small blocks map none, and every chunk is unmapped or spare once
+ * all is released. */
 #include <check.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -167,6 +168,7 @@ START_TEST(ordered_ring_maps_nothing_new)
 		/* five 400 KiB blocks to a chunk (with their heads): the ring's
 		 * 40 in 8 or 9 chunks, one being filled, the spares */
 		ck_assert_uint_le(mapped, RING / 5 + 2 + SNAPMEM_SPARES);
+		ck_assert_uint_eq(snapmem_mapped_bytes(), mapped * SNAPMEM_CHUNK);
 	}
 	for (i = 0; i < RING; i++)
 		give(&ring[i]);
@@ -180,13 +182,36 @@ END_TEST
 START_TEST(block_outlives_its_snapmem)
 {
 	struct snapmem *m = snapmem_new();
-	struct blk a = take(m, 1000, 7), b = take(m, 3 * SNAPMEM_CHUNK, 9);
+	size_t before = snapmem_mapped_bytes();
+	struct blk a = take(m, SNAPMEM_SMALL, 7), b = take(m, 3 * SNAPMEM_CHUNK, 9);
 
+	/* b's own mapping: 3 chunks and its head, rounded up to 4 */
+	ck_assert_uint_ge(snapmem_mapped_bytes(), before + 4 * SNAPMEM_CHUNK);
 	snapmem_free(m);
 	fill(&a);
 	fill(&b);
 	give(&b);
 	give(&a);
+	assert_all_back();
+}
+END_TEST
+
+/* Small blocks come from malloc: no chunk is mapped or kept for them. */
+START_TEST(small_blocks_map_nothing)
+{
+	struct snapmem *m = snapmem_new();
+	struct blk b[64];
+	size_t i, mapped0, spare0, maps0, mapped, spare, maps;
+
+	snapmem_counts(&mapped0, &spare0, &maps0);
+	for (i = 0; i < 64; i++)
+		b[i] = take(m, 1 + i * ((SNAPMEM_SMALL - 128) / 64), (unsigned char)i);
+	snapmem_counts(&mapped, &spare, &maps);
+	ck_assert_uint_eq(maps, maps0);
+	ck_assert_uint_eq(mapped, mapped0);
+	for (i = 0; i < 64; i++)
+		give(&b[i]);
+	snapmem_free(m);
 	assert_all_back();
 }
 END_TEST
@@ -238,14 +263,14 @@ START_TEST(releases_from_other_threads)
 
 	for (i = 0; i < PER_THREAD; i++)
 		for (t = 0; t < NTHREAD; t++)
-			blks[t][i] = take(m, 1 + rng_next(&g) % (100 << 10),
+			blks[t][i] = take(m, SNAPMEM_SMALL + rng_next(&g) % (100 << 10),
 					  (unsigned char)(t * 50 + i % 50));
 	for (t = 0; t < NTHREAD; t++) {
 		args[t] = (struct rel_arg){ blks[t], PER_THREAD };
 		ck_assert_int_eq(pthread_create(&th[t], NULL, release_all, &args[t]), 0);
 	}
 	for (i = 0; i < 200; i++) {	/* meanwhile more from this thread */
-		struct blk b = take(m, 1 + rng_next(&g) % (300 << 10), (unsigned char)i);
+		struct blk b = take(m, SNAPMEM_SMALL + rng_next(&g) % (300 << 10), (unsigned char)i);
 
 		check_fill(&b);
 		snapmem_release(b.p);
@@ -266,6 +291,7 @@ static Suite *snapmem_suite(void)
 	tcase_add_loop_test(tc, random_ring_keeps_every_block, 0, 4);
 	tcase_add_test(tc, ordered_ring_maps_nothing_new);
 	tcase_add_test(tc, block_outlives_its_snapmem);
+	tcase_add_test(tc, small_blocks_map_nothing);
 	tcase_add_test(tc, rejects_zero_and_huge);
 	tcase_add_test(tc, releases_from_other_threads);
 	suite_add_tcase(s, tc);
