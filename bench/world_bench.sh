@@ -121,8 +121,9 @@ PY
 
 # 3. the same hitscan batches from a C client (wrk, one connection, the
 # batches in turn): the daemon's latency without Python's share of the
-# round trip (about 0.3-0.4 ms of the figure above, measured so on this
-# 2-core VM)
+# round trip (0.4-1.0 ms of the figure above in six runs on this 2-core VM).
+# wrk sends back to back, so the pool's workers stay warm between batches,
+# which a client sending once per tick does not get.
 if command -v wrk >/dev/null 2>&1; then
 	cat >"$OUT/shots.lua" <<LUA
 local bodies, i = {}, 0
