@@ -1,17 +1,17 @@
 /* par.c - split a loop over a few threads (see par.h). */
 #include <pthread.h>
-#include <unistd.h>
 
+#include "cpus.h"
 #include "par.h"
 
 int par_threads(size_t n)
 {
-	long c;
+	unsigned c;
 
 	if (n < PAR_MIN_ITEMS)
 		return 1;
-	c = sysconf(_SC_NPROCESSORS_ONLN);
-	return c < 1 ? 1 : c > 8 ? 8 : (int)c;
+	c = cpus_usable();
+	return c > 8 ? 8 : (int)c;
 }
 
 void par_chunk(size_t n, int nchunks, int c, size_t *begin, size_t *end)

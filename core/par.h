@@ -12,7 +12,7 @@
 typedef void (*par_fn)(void *ctx, int chunk, size_t begin, size_t end);
 
 /* How many threads a loop of n items should use: 1 below PAR_MIN_ITEMS,
- * else the online CPUs, at most 8. */
+ * else the usable CPUs (cpus.h), at most 8. */
 int par_threads(size_t n);
 
 /* Bounds of chunk c of nchunks near-equal chunks of [0, n). */

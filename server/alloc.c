@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "cpus.h"
 
 struct alloc_trimmer {
 	pthread_t thread;
@@ -17,8 +18,8 @@ struct alloc_trimmer {
 
 int alloc_tune(void)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int arenas = (int)(ncpu < 1 ? 1 : ncpu > 64 ? 64 : ncpu) * ALLOC_ARENAS_PER_CPU;
+	unsigned ncpu = cpus_usable();
+	int arenas = (int)(ncpu > 64 ? 64 : ncpu) * ALLOC_ARENAS_PER_CPU;
 	int rc = 0;
 
 	if (getenv("GLIBC_TUNABLES"))

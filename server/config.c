@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "cpus.h"
 #include "mesh.h"
 #include "store_redis.h"
 
@@ -25,7 +26,8 @@ const char config_usage[] =
 	"\n"
 	"  --bind ADDR              listen address, IPv4 or IPv6 (127.0.0.1)\n"
 	"  --port N                 TCP port, 0 = any free port (8080)\n"
-	"  --threads N              worker threads (number of CPUs)\n"
+	"  --threads N              worker threads (the CPUs it may use: its\n"
+	"                           affinity mask and cgroup CPU quota)\n"
 	"  --api-key KEY            /v1 calls need Authorization: Bearer KEY\n"
 	"                           (grants writes); unset = everyone may write\n"
 	"  --read-key KEY           a second key granting queries only\n"
@@ -117,12 +119,12 @@ static const struct opt opts[] = {
 
 void config_defaults(struct config *cfg)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned ncpu = cpus_usable();
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->bind = "127.0.0.1";
 	cfg->port = 8080;
-	cfg->threads = ncpu < 1 ? 1 : ncpu > 1024 ? 1024 : (unsigned)ncpu;
+	cfg->threads = ncpu > 1024 ? 1024 : ncpu;
 	cfg->max_body_bytes = (size_t)256 << 20;
 	cfg->max_query_bytes = (size_t)16 << 20;
 	cfg->max_batch = 65536;

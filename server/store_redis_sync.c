@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "cpus.h"
 #include "mesh.h"
 #include "persist.h"
 #include "store.h"
@@ -149,8 +150,7 @@ static int fetch_all(struct store_backend *b, redisContext *c, char **names, siz
 {
 	struct fetch_job j = { b, names, n, 0, 0 };
 	pthread_t t[FETCH_WORKERS];
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t w = cpus < 1 ? 1 : (size_t)cpus, started = 0, i;
+	size_t w = cpus_usable(), started = 0, i;
 
 	if (w > FETCH_WORKERS)
 		w = FETCH_WORKERS;

@@ -116,6 +116,30 @@ print("\n".join(bad[:10]))
 sys.exit(1 if bad else 0)
 PY
 '
+# The default --threads is the CPUs the daemon may use, not the online
+# ones: pinned to one CPU (as taskset or a container's cpuset does), one.
+pinned_threads() {
+	local port log p i
+	port=$(free_port)
+	log="$TMP/pinned.$1.log"
+	taskset -c "$1" "$DAEMON" --port "$port" >"$log" 2>&1 &
+	p=$!
+	for ((i = 0; i < 50 * TIME_SCALE; i++)); do
+		grep -q "listening on" "$log" && break
+		sleep 0.1
+	done
+	kill "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+	sed -n "s/.*listening on .*, \([0-9]*\) threads*).*/\1/p" "$log"
+}
+test_expect 'default --threads follows the CPU affinity (taskset -c 0: 1 thread)' '
+	[ "$(pinned_threads 0)" = 1 ]
+'
+if [ "$(nproc)" -ge 2 ]; then
+	test_expect 'default --threads follows the CPU affinity (taskset -c 0,1: 2 threads)' '
+		[ "$(pinned_threads 0,1)" = 2 ]
+	'
+fi
 test_expect 'SIGTERM stops the daemon with exit status 0' '
 	stop_daemon TERM && [ "$daemon_rc" = 0 ]
 '

@@ -299,10 +299,17 @@ END_TEST
  * strtod's double; the cursor stops right after the number. */
 static void check_number(const char *s)
 {
+	/* what may follow a number: each with bytes that are next to the digits
+	 * ('/' and ':'), past 0xF9 (a carry out of the byte when 6 is added),
+	 * NUL, and digits after the first non-digit */
+	static const char tails[][12] = {
+		",1234567890", "]}\xfa\xff" "9999999", "/:/:/:/:/:/:", " \t\r\n12345678",
+		"\0\x30\x39\x3a\x2f\xff\xfe\xfd\xfc\xfb\xfa", "}\x80\x7f\xb0\xc0\x36\x3f" "1234",
+	};
 	double mine = 0, ref = strtod(s, NULL);
 	struct json_cursor c;
 	char text[128];
-	size_t len = strlen(s);
+	size_t len = strlen(s), k;
 
 	if (json_number(s, len, &mine))
 		ck_abort_msg("%s: json_number failed", s);
@@ -321,6 +328,15 @@ static void check_number(const char *s)
 		ck_abort_msg("%s: json_cursor_number failed: %s", s, c.why);
 	if (c.i != len || !same_double(mine, ref))
 		ck_abort_msg("%s: cursor %a at %zu vs strtod %a", s, mine, c.i, ref);
+	/* with bytes after it: eight-byte reads that end inside the number */
+	for (k = 0; k < sizeof(tails) / sizeof(tails[0]); k++) {
+		memcpy(text, s, len);
+		memcpy(text + len, tails[k], 12);
+		mine = 0;
+		json_cursor_init(&c, text, len + 12);
+		if (json_cursor_number(&c, &mine) || c.i != len || !same_double(mine, ref))
+			ck_abort_msg("%s + tail %zu: cursor %a at %zu vs strtod %a", s, k, mine, c.i, ref);
+	}
 	mine = 0;
 	json_cursor_init(&c, s, len);	/* the number ends the body */
 	if (json_cursor_number(&c, &mine) || c.i != len || !same_double(mine, ref))

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "cpus.h"
 #include "demo.h"
 #include "mesh.h"
 #include "store.h"
@@ -148,12 +149,10 @@ START_TEST(test_defaults)
 	struct config cfg;
 	char err[256];
 	const char *argv[] = { "collisiond", NULL };
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-
 	ck_assert_int_eq(parse(&cfg, argv, NULL, err), CONFIG_OK);
 	ck_assert_str_eq(cfg.bind, "127.0.0.1");
 	ck_assert_uint_eq(cfg.port, 8080);
-	ck_assert_uint_eq(cfg.threads, ncpu < 1 ? 1 : (unsigned)ncpu);
+	ck_assert_uint_eq(cfg.threads, cpus_usable());	/* tested in test_cpus */
 	ck_assert_ptr_null(cfg.api_key);
 	ck_assert_ptr_null(cfg.read_key);
 	ck_assert_uint_eq(cfg.max_body_bytes, (size_t)256 << 20);
