@@ -2,11 +2,14 @@
 # http_bench.sh - collisiond over HTTP against nginx, with the anchor harness
 # (../shared/bench/http/http_bench.sh), in one run:
 #   1. single raycast on the level mesh (the harness's default project body)
-#      next to nginx answering a fixed body, same wrk settings;
+#      next to nginx answering a fixed body, same wrk settings: nginx with 1
+#      and 2 workers, collisiond with --threads 1 and 2, the four in turn in
+#      each of RUNS rounds (the host's speed drifts from minute to minute);
+#      the ratio is best against best, and also like against like;
 #   2. JSON batches of 1000 rays of the harness's level.rays per request
-#      (rays/s = requests/s * 1000);
-#   3. the single raycast again with the access log off (--log-level warn),
-#      so that the log's cost shows as a ratio in the same run.
+#      (rays/s = requests/s * 1000), default threads;
+#   3. the single raycast again with the access log off (--log-level warn,
+#      --threads 2), so that the log's cost shows as a ratio in the same run.
 # env: HARNESS (../shared/bench), BENCH_OUT (a writable copy of it),
 #      COLLISIOND (the daemon binary), RUNS (3), DURATION (10)
 set -euo pipefail
@@ -21,8 +24,17 @@ export PROJECT_HTTP_CMD="$COLLISIOND --port $PORT"
 BENCH_OUT=$BENCH_OUT "$HARNESS/run.sh" build data
 cd "$BENCH_OUT"
 : > results/http.jsonl
-# 1. single ray: nginx (1 and 2 workers) and collisiond, one run
-RUNS=$RUNS OUT=results/http.jsonl http/http_bench.sh nginx1 nginx2 project
+: > results/http_p1.jsonl
+: > results/http_p2.jsonl
+# 1. single ray: nginx (1 and 2 workers) and collisiond (1 and 2 threads),
+# in turn, RUNS rounds of one wrk run each
+for _ in $(seq "$RUNS"); do
+	RUNS=1 OUT=results/http.jsonl http/http_bench.sh nginx1 nginx2
+	for t in 1 2; do
+		PROJECT_HTTP_CMD="$COLLISIOND --port $PORT --threads $t" RUNS=1 OUT=results/http_p$t.jsonl \
+			http/http_bench.sh project
+	done
+done
 # 2. batches of 1000 rays (the first 1000 "shots" of level.rays), same daemon
 body=$(python3 - <<'PY'
 import struct
@@ -40,25 +52,30 @@ PY
 PROJECT_HTTP_BODY=$body RUNS=$RUNS OUT=results/http_batch.jsonl WRK_CONFIGS="2:8" http/http_bench.sh project
 # 3. the access log off
 : > results/http_nolog.jsonl
-PROJECT_HTTP_CMD="$COLLISIOND --port $PORT --log-level warn" RUNS=$RUNS OUT=results/http_nolog.jsonl \
+PROJECT_HTTP_CMD="$COLLISIOND --port $PORT --threads 2 --log-level warn" RUNS=$RUNS OUT=results/http_nolog.jsonl \
 	http/http_bench.sh project
 python3 - <<'PY'
 import json, statistics
-rows = [json.loads(l) for l in open('results/http.jsonl') if l.startswith('{')]
-batch = [json.loads(l) for l in open('results/http_batch.jsonl') if l.startswith('{')]
-def med(t, w):
-    v = [r['rps'] for r in rows if r['target'] == t and r['wrk'] == w]
-    return statistics.median(v) if v else None
-print('| wrk | nginx1 req/s | nginx2 req/s | collisiond req/s | ratio to best nginx |')
-print('|---|---|---|---|---|')
+def load(path, target=None):
+    rows = [json.loads(l) for l in open(path) if l.startswith('{')]
+    for r in rows:
+        r['target'] = target or r['target']
+    return rows
+rows = load('results/http.jsonl') + load('results/http_p1.jsonl', 'c1') + load('results/http_p2.jsonl', 'c2')
+batch = load('results/http_batch.jsonl')
+def med(t, w, rs=rows):
+    v = [r['rps'] for r in rs if r['target'] == t and r['wrk'] == w]
+    return statistics.median(v) if v else 0
+print('| wrk | nginx 1 worker | nginx 2 workers | collisiond 1 thread | collisiond 2 threads | best vs best | 1 vs 1 | 2 vs 2 |')
+print('|---|---|---|---|---|---|---|---|')
 for w in sorted({r['wrk'] for r in rows}):
-    n1, n2, p = med('nginx1', w), med('nginx2', w), med('project', w)
-    best = max(x for x in (n1, n2) if x)
-    print('| %s | %.0f | %.0f | %.0f | %.2f |' % (w, n1 or 0, n2 or 0, p or 0, (p or 0) / best))
-nolog = [json.loads(l) for l in open('results/http_nolog.jsonl') if l.startswith('{')]
+    n1, n2, c1, c2 = med('nginx1', w), med('nginx2', w), med('c1', w), med('c2', w)
+    print('| %s | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |' % (
+        w, n1, n2, c1, c2, max(c1, c2) / max(n1, n2), c1 / n1 if n1 else 0, c2 / n2 if n2 else 0))
+nolog = load('results/http_nolog.jsonl')
 for w in sorted({r['wrk'] for r in nolog}):
-    on, off = med('project', w), statistics.median(r['rps'] for r in nolog if r['wrk'] == w)
-    print('access log on/off, %s: %.0f / %.0f req/s = %.3f' % (w, on or 0, off, (on or 0) / off))
+    on, off = med('c2', w), statistics.median(r['rps'] for r in nolog if r['wrk'] == w)
+    print('access log on/off (2 threads), %s: %.0f / %.0f req/s = %.3f' % (w, on, off, on / off))
 b = statistics.median(r['rps'] for r in batch)
 print('\nbatches of 1000 rays (wrk %s): %.0f req/s = %.2f M rays/s (median of %d runs, errors %d)' % (
     batch[0]['wrk'], b, b * 1000 / 1e6, len(batch), sum(r['err_status'] for r in batch)))
