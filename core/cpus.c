@@ -181,18 +181,17 @@ static void usable_init(void)
 	cpu_set_t set;
 	unsigned affinity = 0;
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	FILE *f;
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	int have = f != NULL;
 
 	if (sched_getaffinity(0, sizeof(set), &set) == 0)
 		affinity = (unsigned)CPU_COUNT(&set);
-	text[0] = '\0';
-	f = fopen("/proc/self/cgroup", "r");
 	if (f) {
 		len = fread(text, 1, sizeof(text) - 1, f);
-		text[len] = '\0';
 		fclose(f);
 	}
-	usable = cpus_usable_from(affinity, online < 1 ? 1 : (unsigned)online, f ? text : NULL,
+	text[len] = '\0';
+	usable = cpus_usable_from(affinity, online < 1 ? 1 : (unsigned)online, have ? text : NULL,
 				  "/sys/fs/cgroup");
 }
 
