@@ -1,5 +1,6 @@
 /* par.h - split a loop over a few threads for the build of a large mesh:
- * no pool, no global state; the caller's thread takes a share. */
+ * no pool; the caller's thread takes a share. The CPU count is worked out
+ * once (cpus.h). */
 #ifndef CORE_PAR_H
 #define CORE_PAR_H
 

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
 #include "cpus.h"
+#include "log.h"
 #include "mesh.h"
 #include "persist.h"
 #include "store.h"
