@@ -73,4 +73,16 @@ _Static_assert(sizeof(struct bvh_prim) == 32, "a builder primitive is half a lin
 enum core_result bvh_build(struct bvh_prim *p, size_t n, int threads, struct bvh *out);
 void bvh_release(struct bvh *b);
 
+/*
+ * Lay b's leaves out again (n primitives, in the order bvh_build left them)
+ * so that as few as can be cross a boundary of pass primitives (a leaf
+ * test's lanes, read from the block of block primitives that holds the
+ * leaf's first one: bvh_layout.c), leaving each near its depth-first place.
+ * Rewrites the leaves' refs and sets to[i] to the new place of primitive i
+ * (to has n entries); the tree and every leaf's primitives and their order
+ * are unchanged. Returns 0, or -1 with b untouched (out of memory, or block
+ * and pass not a layout: pass a multiple of block).
+ */
+int bvh_layout_leaves(struct bvh *b, size_t n, unsigned block, unsigned pass, uint32_t *to);
+
 #endif

@@ -149,6 +149,7 @@ struct build_ctx {
 	struct mesh *m;
 	struct bvh_prim *p;
 	size_t count[PAR_MAX];	/* pass 1: primitives kept by each chunk */
+	uint32_t *to;		/* p[i]'s place in m->prims (bvh_layout_leaves), or NULL: i */
 };
 
 /* Chunk [begin, end) of the triangles: its non-degenerate ones go to
@@ -171,7 +172,8 @@ static void pass_boxes(void *arg, int chunk, size_t begin, size_t end)
 	b->count[chunk] = (size_t)(p - (b->p + begin));
 }
 
-/* Primitives [begin, end) in leaf order: the collision matrices. */
+/* Primitives [begin, end) of p (the builder's order): their collision
+ * matrices, at their places in the laid-out leaves (to). */
 static void pass_matrices(void *arg, int chunk, size_t begin, size_t end)
 {
 	struct build_ctx *b = arg;
@@ -179,9 +181,9 @@ static void pass_matrices(void *arg, int chunk, size_t begin, size_t end)
 
 	(void)chunk;
 	for (size_t i = begin; i < end; i++) {
-		uint32_t tri = b->p[i].id;
+		uint32_t tri = b->p[i].id, at = b->to ? b->to[i] : (uint32_t)i;
 		const uint32_t *t = m->idx + 3 * (size_t)tri;
-		struct prim_block *blk = &m->prims[i / PRIM_LANES];
+		struct prim_block *blk = &m->prims[at / PRIM_LANES];
 		double p[3][3];
 		float mat[9];
 
@@ -192,9 +194,9 @@ static void pass_matrices(void *arg, int chunk, size_t begin, size_t end)
 			p[v][1] = (double)q[1] - m->center.y;
 			p[v][2] = (double)q[2] - m->center.z;
 		}
-		blk->id[i % PRIM_LANES] = (tri << PRIM_SHIFT) | make_matrix(p[0], p[1], p[2], mat);
+		blk->id[at % PRIM_LANES] = (tri << PRIM_SHIFT) | make_matrix(p[0], p[1], p[2], mat);
 		for (int q = 0; q < 9; q++)
-			blk->mat[q][i % PRIM_LANES] = mat[q];
+			blk->mat[q][at % PRIM_LANES] = mat[q];
 	}
 }
 
@@ -267,6 +269,13 @@ enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 		rc = bvh_build(bc.p, np, threads, &m->bvh);
 		if (rc != CORE_OK)
 			goto out_free;
+		/* the eight-lane kernels read two blocks from a leaf's first;
+		 * without the memory for it, the builder's layout serves */
+		bc.to = malloc(np * sizeof(*bc.to));
+		if (bc.to && bvh_layout_leaves(&m->bvh, np, PRIM_LANES, 2 * PRIM_LANES, bc.to)) {
+			free(bc.to);
+			bc.to = NULL;
+		}
 		/* on a cache-line boundary: a leaf's two or three 160-byte blocks
 		 * then span one line fewer half the time (malloc starts 16
 		 * bytes into a line). Lanes from np on (the last block's rest
@@ -282,12 +291,14 @@ enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 		m->memory_bytes += sizeof(*m->prims) * nblocks + sizeof(struct bvh_node) * m->bvh.nnodes;
 	}
 	m->memory_bytes += sizeof(*m) + 3 * sizeof(float) * nvert + 3 * sizeof(uint32_t) * ntri;
+	free(bc.to);
 	free(bc.p);
 	m->build_ms = now_ms() - t0;
 	*out = m;
 	return CORE_OK;
 
 out_free:
+	free(bc.to);
 	free(bc.p);
 	mesh_free(m);
 	return rc;

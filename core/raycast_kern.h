@@ -71,7 +71,7 @@ KFN static inline unsigned kern_node(const struct bvh_node *nd, const struct ker
  * (a hit on the triangle lies in the leaf's box). Returns 1 when a HIT_ANY
  * query is answered.
  */
-KFN static int kern_leaf(const struct mesh *m, const struct rq *q, struct collector *cl,
+KFN static inline __attribute__((always_inline)) int kern_leaf(const struct mesh *m, const struct rq *q, struct collector *cl,
 			 uint32_t first, uint32_t count, float tleaf, float tlimit)
 {
 	uint32_t end = first + count;
