@@ -76,13 +76,16 @@ KFN static inline __attribute__((always_inline)) int kern_leaf(const struct mesh
 {
 	uint32_t end = first + count;
 	uint32_t g0 = LANES == 1 ? first : first / PRIM_LANES * PRIM_LANES;
+	/* the leaf's lanes from g0 on (count <= BVH_LEAF_MAX): bit l is
+	 * primitive g0 + l; masks, not branches, for where it starts and ends */
+	uint32_t span = ((1u << count) - 1) << (first - g0);
 	V P = V_SET1(q->P), L = V_SET1(q->L), one = V_SET1(1.0f), two = V_SET1(2.0f);
 	V gamma = V_SET1(RC_GAMMA), eps3 = V_SET1(RC_EPS3), tiny = V_SET1(RC_TINY);
 	V zero = V_SET1(0.0f), inf = V_SET1(INFINITY), slack = V_SET1(RC_BOX_SLACK);
 	V vtleaf = V_SET1(tleaf), vtlimit = V_SET1(tlimit);
 	M flip = q->flip ? M_ALL : M_NONE;
 
-	for (; g0 < end; g0 += LANES) {
+	for (; g0 < end; g0 += LANES, span >>= LANES) {
 		VI id = I_LOAD_ID(m, g0);
 		M exact = I_FLAG(id, PRIM_EXACT), negnk = I_FLAG(id, PRIM_NEG_NK);
 		V r0 = V_LOAD_ROW(m, g0, 0), r1 = V_LOAD_ROW(m, g0, 1), r2 = V_LOAD_ROW(m, g0, 2);
@@ -91,13 +94,8 @@ KFN static inline __attribute__((always_inline)) int kern_leaf(const struct mesh
 		V J0, J1, J2, K0, K1, K2, zj, zk, s2, ez, den, aj, ak, ad, uj, uk, vj, vk, U, Vv, W;
 		V s, T, e, bU, bV, bW;
 		M same, far, m_slow, rest, beyond, before, outside, inside, nearp, fin, front;
-		unsigned valid = (1u << LANES) - 1, hit, slow;
+		unsigned valid = span & ((1u << LANES) - 1), hit, slow;
 
-		/* lanes g0 + l with first <= g0 + l < end */
-		if (g0 < first)
-			valid &= ~0u << (first - g0);
-		if (end - g0 < LANES)
-			valid &= (1u << (end - g0)) - 1;
 		I_GATHER(q, id, J0, J1, J2, K0, K1, K2);
 		zj = V_ADD(V_ADD(V_ADD(V_MUL(r6, J0), V_MUL(r7, J1)), J2), r8);
 		zk = V_ADD(V_ADD(V_ADD(V_MUL(r6, K0), V_MUL(r7, K1)), K2), r8);
@@ -321,5 +319,8 @@ KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl
 
 overflow:
 	rc_collector_reset(cl);
-	kern_leaf(m, q, cl, 0, (uint32_t)m->nprim, 0, q->L);
+	for (uint32_t f = 0; f < m->nprim; f += BVH_LEAF_MAX)
+		if (kern_leaf(m, q, cl, f, m->nprim - f < BVH_LEAF_MAX ? (uint32_t)(m->nprim - f) :
+					   BVH_LEAF_MAX, 0, q->L))
+			return;
 }
