@@ -42,12 +42,11 @@ static int cost(uint32_t off, uint32_t count, unsigned block, unsigned pass)
 
 int bvh_layout_leaves(struct bvh *b, size_t n, unsigned block, unsigned pass, uint32_t *to)
 {
+	unsigned char tab[LAYOUT_BLOCK_MAX][BVH_LEAF_MAX + 1];	/* cost by offset, count */
 	struct leaf *all, *lv;
 	unsigned char *done;
 	size_t nl = 0, k, head = 0, at = 0, skipped = 0;
 	int rc = -1;
-
-	unsigned char tab[LAYOUT_BLOCK_MAX][BVH_LEAF_MAX + 1];
 
 	if (block == 0 || block > LAYOUT_BLOCK_MAX || pass < block || pass % block || n == 0 ||
 	    n > UINT32_MAX)
@@ -63,8 +62,8 @@ int bvh_layout_leaves(struct bvh *b, size_t n, unsigned block, unsigned pass, ui
 	if (!all || !done)
 		goto out;
 	lv = all + nl;
-	/* the leaves in memory (depth-first) order: first to[i] is the leaf
-	 * whose first primitive is i */
+	/* the leaves in memory (depth-first) order, to serving first as
+	 * scratch: to[i] is the leaf whose first primitive is i */
 	memset(to, 0xff, n * sizeof(*to));
 	nl = 0;
 	for (k = 0; k < b->nnodes; k++)
