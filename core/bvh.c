@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "bvh_split.h"
 
 struct builder {
@@ -65,7 +66,7 @@ static struct bvh_node *nodes_aligned(const struct bvh_node *src, size_t n, size
 
 	if (cap > SIZE_MAX / sizeof(*src) - 1)
 		return NULL;
-	dst = aligned_alloc(64, (bytes + 63) / 64 * 64);
+	dst = bigmem_alloc(bytes, 64);
 	if (dst && n)
 		memcpy(dst, src, n * sizeof(*src));
 	return dst;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bigmem.h"
 #include "exact.h"
 #include "mesh_impl.h"
 #include "par.h"
@@ -233,9 +234,9 @@ enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 	atomic_init(&m->refs, 1);
 	m->nvert = nvert;
 	m->ntri = ntri;
-	m->xyz = malloc(3 * sizeof(float) * nvert);
-	m->idx = malloc(3 * sizeof(uint32_t) * ntri);
-	bc.p = malloc(sizeof(*bc.p) * ntri);
+	m->xyz = bigmem_alloc(3 * sizeof(float) * nvert, 16);
+	m->idx = bigmem_alloc(3 * sizeof(uint32_t) * ntri, 16);
+	bc.p = bigmem_alloc(sizeof(*bc.p) * ntri, 16);
 	if (!m->xyz || !m->idx || !bc.p)
 		goto out_free;
 	memcpy(m->xyz, xyz, 3 * sizeof(float) * nvert);
@@ -271,7 +272,7 @@ enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 			goto out_free;
 		/* the eight-lane kernels read two blocks from a leaf's first;
 		 * without the memory for it, the builder's layout serves */
-		bc.to = malloc(np * sizeof(*bc.to));
+		bc.to = bigmem_alloc(np * sizeof(*bc.to), 16);
 		if (bc.to && bvh_layout_leaves(&m->bvh, np, PRIM_LANES, 2 * PRIM_LANES, bc.to)) {
 			free(bc.to);
 			bc.to = NULL;
@@ -281,7 +282,7 @@ enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 		 * bytes into a line). Lanes from np on (the last block's rest
 		 * and the spare block) are zero; pass_matrices fills the others.
 		 * np <= 2^28 (bvh_build): the size cannot overflow. */
-		m->prims = aligned_alloc(64, (nblocks * sizeof(*m->prims) + 63) / 64 * 64);
+		m->prims = bigmem_alloc(nblocks * sizeof(*m->prims), 64);
 		rc = CORE_ENOMEM;
 		if (!m->prims)
 			goto out_free;
