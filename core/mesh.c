@@ -278,8 +278,8 @@ enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 			bc.to = NULL;
 		}
 		/* on a cache-line boundary: a leaf's two or three 160-byte blocks
-		 * then span one line fewer half the time (malloc starts 16
-		 * bytes into a line). Lanes from np on (the last block's rest
+		 * then span one line fewer half the time (a plain malloc
+		 * starts 16 bytes into a line). Lanes from np on (the last block's rest
 		 * and the spare block) are zero; pass_matrices fills the others.
 		 * np <= 2^28 (bvh_build): the size cannot overflow. */
 		m->prims = bigmem_alloc(nblocks * sizeof(*m->prims), 64);

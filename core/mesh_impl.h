@@ -17,8 +17,9 @@
  * triangles at once: primitive i is lane i % 4 of block i / 4. A leaf is a
  * range of primitives that may start anywhere in a block; the test masks the
  * lanes outside it, and the leaves are placed (bvh_layout_leaves) so that few
- * take more eight-lane passes than their count needs. One zeroed block more than needed ends the array, so an
- * eight-lane load from the last block stays inside it.
+ * take more eight-lane passes than their count needs. One zeroed block more
+ * than needed ends the array, so an eight-lane load from the last block
+ * stays inside it.
  */
 #ifndef CORE_MESH_IMPL_H
 #define CORE_MESH_IMPL_H
