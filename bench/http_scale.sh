@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# http_scale.sh - collisiond's HTTP rate against nginx's on N cores, for a
+# many-core machine (issue 11's table).
+#
+#   bench/http_scale.sh MESH.obj [N...]        (default N: 1 2 4 8)
+#
+# For each N, ROUNDS times, in turn: nginx with N workers answering a fixed
+# JSON body, then collisiond --threads N answering one raycast on MESH (the
+# harness's level.obj; the ray is the harness's), each server pinned to cores
+# 0..N-1 with taskset and wrk pinned to WRK_CPUS with WRK_THREADS threads and
+# 64*N keep-alive connections for DURATION seconds after a 1 s warm-up. Then
+# collisiond with the access log off (--log-level warn) at the largest N, to
+# show the log's cost in the same run. Prints one JSON line per wrk run and a
+# Markdown table of medians: requests/s, their ratio, p99 latencies and
+# theirs.
+# env: COLLISIOND (build/collisiond), NGINX (nginx), WRK (wrk),
+#      WRK_CPUS (8-15), WRK_THREADS (8), DURATION (5), ROUNDS (2)
+set -euo pipefail
+MESH=${1:?usage: http_scale.sh MESH.obj [N...]}
+shift
+NS=("$@")
+[ ${#NS[@]} -gt 0 ] || NS=(1 2 4 8)
+COLLISIOND=${COLLISIOND:-build/collisiond}
+NGINX=${NGINX:-nginx}
+WRK=${WRK:-wrk}
+WRK_CPUS=${WRK_CPUS:-8-15}
+WRK_THREADS=${WRK_THREADS:-8}
+DURATION=${DURATION:-5}
+ROUNDS=${ROUNDS:-2}
+PORT_NGINX=18280
+PORT_C=18290
+BODY='{"origin":[123.456,7.891,-234.567],"direction":[0.57735,-0.0735,0.81321],"max_distance":200.0}'
+ANSWER='{"hit":true,"distance":1.5,"point":[12.25,3.5,-40.125],"normal":[0.0,1.0,0.0],"triangle":123456,"mesh":"level","query":"raycast","t_us":3,"request_id":12345}'
+
+TMP=$(mktemp -d)
+PID=
+stop() {
+	if [ -n "$PID" ]; then
+		kill "$PID" 2>/dev/null || true
+		wait "$PID" 2>/dev/null || true
+	fi
+	PID=
+}
+trap 'stop; rm -rf "$TMP"' EXIT
+
+cat >"$TMP/post.lua" <<EOF
+wrk.method = "POST"
+wrk.path = os.getenv("WRK_PATH")
+wrk.body = '$BODY'
+wrk.headers["Content-Type"] = "application/json"
+done = function(s, lat, req)
+	local e = s.errors
+	io.write(string.format('{"requests":%d,"seconds":%.3f,"rps":%.1f,"p50_us":%d,"p99_us":%d,"max_us":%d,"errors":%d,"non2xx":%d}\n',
+		s.requests, s.duration / 1e6, s.requests / (s.duration / 1e6), lat:percentile(50), lat:percentile(99),
+		lat.max, e.connect + e.read + e.write + e.timeout, e.status))
+end
+EOF
+
+wait_port() {
+	for _ in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "nothing listens on port $1" >&2
+	return 1
+}
+
+start_nginx() {	# N
+	local d="$TMP/nginx$1" user=""
+	mkdir -p "$d"
+	[ "$(id -u)" = 0 ] && user="user root;"
+	cat >"$d/nginx.conf" <<EOF
+worker_processes $1;
+$user
+daemon off;
+master_process on;
+pid $d/nginx.pid;
+error_log $d/error.log warn;
+events { worker_connections 8192; }
+http {
+	access_log off;
+	keepalive_requests 10000000;
+	keepalive_timeout 300s;
+	client_body_buffer_size 16k;
+	client_body_temp_path $d/body;
+	proxy_temp_path $d/proxy;
+	fastcgi_temp_path $d/fastcgi;
+	uwsgi_temp_path $d/uwsgi;
+	scgi_temp_path $d/scgi;
+	server {
+		listen 127.0.0.1:$PORT_NGINX;
+		location / {
+			default_type application/json;
+			return 200 '$ANSWER';
+		}
+	}
+}
+EOF
+	taskset -c "0-$(($1 - 1))" "$NGINX" -p "$d" -c "$d/nginx.conf" -e "$d/error.log" &
+	PID=$!
+	wait_port $PORT_NGINX
+}
+
+start_collisiond() {	# N [extra flags]
+	local n=$1
+	shift
+	taskset -c "0-$((n - 1))" "$COLLISIOND" --port $PORT_C --threads "$n" "$@" >"$TMP/collisiond.log" 2>&1 &
+	PID=$!
+	wait_port $PORT_C
+	curl -sf -X PUT -H 'Content-Type: model/obj' --data-binary @"$MESH" \
+		"http://127.0.0.1:$PORT_C/v1/meshes/level" >/dev/null
+}
+
+measure() {	# TARGET N PORT PATH
+	local url="http://127.0.0.1:$3"
+	WRK_PATH=$4 taskset -c "$WRK_CPUS" "$WRK" -t"$WRK_THREADS" -c$((64 * $2)) -d1s -s "$TMP/post.lua" "$url" >/dev/null
+	local line
+	line=$(WRK_PATH=$4 taskset -c "$WRK_CPUS" "$WRK" -t"$WRK_THREADS" -c$((64 * $2)) -d"${DURATION}s" \
+		-s "$TMP/post.lua" "$url" | grep '^{"requests"')
+	echo "{\"target\":\"$1\",\"n\":$2,${line#\{}" | tee -a "$TMP/runs.jsonl"
+}
+
+for _ in $(seq "$ROUNDS"); do
+	for n in "${NS[@]}"; do
+		start_nginx "$n"
+		measure nginx "$n" $PORT_NGINX /
+		stop
+		start_collisiond "$n"
+		measure collisiond "$n" $PORT_C /v1/meshes/level/raycast
+		stop
+	done
+	nmax=${NS[${#NS[@]} - 1]}
+	start_collisiond "$nmax" --log-level warn
+	measure collisiond_nolog "$nmax" $PORT_C /v1/meshes/level/raycast
+	stop
+done
+
+python3 - "$TMP/runs.jsonl" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+def med(t, n, k):
+    v = [r[k] for r in rows if r['target'] == t and r['n'] == n]
+    return statistics.median(v) if v else float('nan')
+print('| cores N | nginx req/s | collisiond req/s | ratio | nginx p99 | collisiond p99 | p99 ratio |')
+print('|---|---|---|---|---|---|---|')
+for n in sorted({r['n'] for r in rows}):
+    a, b = med('nginx', n, 'rps'), med('collisiond', n, 'rps')
+    pa, pb = med('nginx', n, 'p99_us'), med('collisiond', n, 'p99_us')
+    print('| %d | %.0f | %.0f | %.2f | %.2f ms | %.2f ms | %.2f |' % (n, a, b, b / a, pa / 1e3, pb / 1e3, pb / pa))
+for n in sorted({r['n'] for r in rows if r['target'] == 'collisiond_nolog'}):
+    on, off = med('collisiond', n, 'rps'), med('collisiond_nolog', n, 'rps')
+    print('access log on / off at N = %d: %.0f / %.0f req/s = %.3f' % (n, on, off, on / off))
+print('errors: %d, non-2xx: %d' % (sum(r['errors'] for r in rows), sum(r['non2xx'] for r in rows)))
+PY
