@@ -133,6 +133,10 @@ $(BUILD)/collisiond: $(BUILD)/server/main.o $(BUILD)/libserver.a $(BUILD)/libapi
 $(BUILD)/collisiond-bench: $(BUILD)/bench/collisiond_bench.o $(BUILD)/libapi.a $(BUILD)/libcore.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CJSON_LIBS) -lm
 
+# libmicrohttpd's floor under collisiond's transport settings (bench/http_scale.sh)
+$(BUILD)/mhd-floor: $(BUILD)/bench/mhd_floor.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(MHD_LIBS)
+
 # every tests/unit/test_X.c is one Check suite, linked with everything below server/main.c
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_SUPPORT_OBJ) $(BUILD)/libserver.a $(BUILD)/libapi.a $(BUILD)/libcore.a
 	@mkdir -p $(@D)

@@ -13,7 +13,10 @@
 # show the log's cost in the same run. Prints one JSON line per wrk run and a
 # Markdown table of medians: requests/s, their ratio, p99 latencies and
 # theirs.
-# env: COLLISIOND (build/collisiond), NGINX (nginx), WRK (wrk),
+# With MHD_FLOOR=build/mhd-floor (make build/mhd-floor), that server too:
+# libmicrohttpd under collisiond's settings answering the fixed body, the
+# ceiling of any server on it.
+# env: COLLISIOND (build/collisiond), NGINX_BIN (nginx), WRK (wrk), MHD_FLOOR,
 #      WRK_CPUS (8-15), WRK_THREADS (8), DURATION (5), ROUNDS (2)
 set -euo pipefail
 MESH=${1:?usage: http_scale.sh MESH.obj [N...]}
@@ -21,7 +24,7 @@ shift
 NS=("$@")
 [ ${#NS[@]} -gt 0 ] || NS=(1 2 4 8)
 COLLISIOND=${COLLISIOND:-build/collisiond}
-NGINX=${NGINX:-nginx}
+NGINX_BIN=${NGINX_BIN:-nginx}
 WRK=${WRK:-wrk}
 WRK_CPUS=${WRK_CPUS:-8-15}
 WRK_THREADS=${WRK_THREADS:-8}
@@ -96,7 +99,7 @@ http {
 	}
 }
 EOF
-	taskset -c "0-$(($1 - 1))" "$NGINX" -p "$d" -c "$d/nginx.conf" -e "$d/error.log" &
+	taskset -c "0-$(($1 - 1))" "$NGINX_BIN" -p "$d" -c "$d/nginx.conf" -e "$d/error.log" &
 	PID=$!
 	wait_port $PORT_NGINX
 }
@@ -125,6 +128,13 @@ for _ in $(seq "$ROUNDS"); do
 		start_nginx "$n"
 		measure nginx "$n" $PORT_NGINX /
 		stop
+		if [ -n "${MHD_FLOOR:-}" ]; then
+			taskset -c "0-$((n - 1))" "$MHD_FLOOR" $PORT_C "$n" &
+			PID=$!
+			wait_port $PORT_C
+			measure mhd_floor "$n" $PORT_C /
+			stop
+		fi
 		start_collisiond "$n"
 		measure collisiond "$n" $PORT_C /v1/meshes/level/raycast
 		stop
@@ -147,6 +157,13 @@ for n in sorted({r['n'] for r in rows}):
     a, b = med('nginx', n, 'rps'), med('collisiond', n, 'rps')
     pa, pb = med('nginx', n, 'p99_us'), med('collisiond', n, 'p99_us')
     print('| %d | %.0f | %.0f | %.2f | %.2f ms | %.2f ms | %.2f |' % (n, a, b, b / a, pa / 1e3, pb / 1e3, pb / pa))
+if any(r['target'] == 'mhd_floor' for r in rows):
+    print('\n| cores N | libmicrohttpd floor req/s | floor / nginx | collisiond / floor | floor p99 |')
+    print('|---|---|---|---|---|')
+    for n in sorted({r['n'] for r in rows if r['target'] == 'mhd_floor'}):
+        f = med('mhd_floor', n, 'rps')
+        print('| %d | %.0f | %.2f | %.2f | %.2f ms |' % (n, f, f / med('nginx', n, 'rps'),
+              med('collisiond', n, 'rps') / f, med('mhd_floor', n, 'p99_us') / 1e3))
 for n in sorted({r['n'] for r in rows if r['target'] == 'collisiond_nolog'}):
     on, off = med('collisiond', n, 'rps'), med('collisiond_nolog', n, 'rps')
     print('access log on / off at N = %d: %.0f / %.0f req/s = %.3f' % (n, on, off, on / off))
