@@ -95,8 +95,10 @@ enum api_err decode_segment_query(const cJSON *root, const struct api_limits *li
  * bit for bit); release it with query_release. Returns 0, q left empty,
  * whenever anything is not plainly valid (a syntax error, an unknown,
  * repeated or null member, an escaped key, a wrong type, a value or limit
- * refused, an empty batch, the single-ray form): the caller then takes the
- * tree path, which answers the exact error.
+ * refused, an empty batch, both forms at once): the caller then takes the
+ * tree path, which answers the exact error. The single form (one ray's or
+ * segment's members at the top level) is taken like a batch of one, with
+ * q->batch 0 as the tree path sets it.
  */
 int decode_ray_query_direct(const char *body, size_t len, const struct api_limits *lim,
 			    struct query *q);

@@ -1,6 +1,6 @@
 /* rays_direct.c - the fast path of decode_ray_query and decode_segment_query:
- * a plainly valid batch of rays or segments read straight from the body
- * text, no tree (decode.h). */
+ * a plainly valid batch of rays or segments, or a single one, read straight
+ * from the body text, no tree (decode.h). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -54,6 +54,7 @@ struct options {
 	cJSON mode_v, hits_v, faces_v;
 	const cJSON *mode, *max_hits, *faces;
 	size_t xf_at, xf_len;	/* the transform's text (xf_len 0: absent) */
+	int batch;		/* the batch form, not a single ray or segment */
 };
 
 /* The key next and the ':' after it: one of the keys in allowed (KEY_BIT
@@ -63,59 +64,63 @@ static enum key read_key(struct json_cursor *c, unsigned allowed)
 	return (enum key)match_key(c, keys, 0, K_NONE, allowed);
 }
 
-/* One element of "rays", as decode_ray reads it (ray_rows). */
-static int read_ray(struct json_cursor *c, struct qray *r)
-{
-	double o[3] = { 0, 0, 0 }, d[3] = { 0, 0, 0 }, md = 0;
-	const unsigned need = KEY_BIT(K_ORIGIN) | KEY_BIT(K_DIRECTION);
-	unsigned seen = 0;
-	enum key k;
-	int end, bad;
+/* A ray's or segment's members as read so far: a batch element's, or the
+ * single form's at the top level. */
+struct single {
+	double a[3], b[3];	/* origin and direction, or start and end */
+	double md;
+	unsigned seen;		/* KEY_BIT of the members given */
+};
 
-	if (open_object(c))
-		return -1;
-	do {
-		k = read_key(c, RAY_KEYS);
-		if (first_time(k, K_NONE, &seen))
-			return -1;
-		if (k == K_ORIGIN)		/* FIELD_VEC3 */
-			bad = read_nums(c, o, 3);
-		else if (k == K_DIRECTION)	/* FIELD_DIR */
-			bad = read_nums(c, d, 3);
-		else				/* FIELD_POSITIVE */
-			bad = number(c, &md) || !isfinite(md) || !(md > 0);
-		if (bad)
-			return -1;
-	} while ((end = end_member(c, '}')) == 0);
-	if (end != 1 || (seen & need) != need || (d[0] == 0 && d[1] == 0 && d[2] == 0))
-		return -1;
+/* One member into one: origin, start and end as FIELD_VEC3, direction as
+ * FIELD_DIR (checked non-zero by build_item), max_distance as
+ * FIELD_POSITIVE. */
+static int read_single_member(struct json_cursor *c, enum key k, struct single *one)
+{
+	one->seen |= KEY_BIT(k);
+	if (k == K_ORIGIN || k == K_START)
+		return read_nums(c, one->a, 3);
+	if (k == K_DIRECTION || k == K_END)
+		return read_nums(c, one->b, 3);
+	return number(c, &one->md) || !isfinite(one->md) || !(one->md > 0);
+}
+
+/* The item read into *r, as decode_ray and decode_segment build it. */
+static int build_item(int segments, const struct single *one, struct qray *r)
+{
 	memset(r, 0, sizeof(*r));
-	qray_init(r, vec3_from(o), d, (seen & KEY_BIT(K_MAX_DISTANCE)) ? tmax_from(md) : INFINITY);
+	if (segments) {
+		if ((one->seen & SEGMENT_KEYS) != SEGMENT_KEYS)
+			return -1;
+		return segment_qray(one->a, one->b, r);
+	}
+	if ((one->seen & (KEY_BIT(K_ORIGIN) | KEY_BIT(K_DIRECTION))) !=
+	    (KEY_BIT(K_ORIGIN) | KEY_BIT(K_DIRECTION)) ||
+	    (one->b[0] == 0 && one->b[1] == 0 && one->b[2] == 0))
+		return -1;
+	qray_init(r, vec3_from(one->a), one->b,
+		  (one->seen & KEY_BIT(K_MAX_DISTANCE)) ? tmax_from(one->md) : INFINITY);
 	return 0;
 }
 
-/* One element of "segments", as decode_segment reads it (seg_rows). */
-static int read_segment(struct json_cursor *c, struct qray *r)
+/* One element of "rays" or "segments", as decode_ray / decode_segment read
+ * it (ray_rows, seg_rows). */
+static int read_item(struct json_cursor *c, int segments, struct qray *r)
 {
-	double s[3] = { 0, 0, 0 }, e[3] = { 0, 0, 0 };
-	const unsigned need = SEGMENT_KEYS;
+	struct single one;
 	unsigned seen = 0;
 	enum key k;
 	int end;
 
+	memset(&one, 0, sizeof(one));
 	if (open_object(c))
 		return -1;
 	do {
-		k = read_key(c, SEGMENT_KEYS);
-		if (first_time(k, K_NONE, &seen))
-			return -1;
-		if (read_nums(c, k == K_START ? s : e, 3))	/* FIELD_VEC3 both */
+		k = read_key(c, segments ? SEGMENT_KEYS : RAY_KEYS);
+		if (first_time(k, K_NONE, &seen) || read_single_member(c, k, &one))
 			return -1;
 	} while ((end = end_member(c, '}')) == 0);
-	if (end != 1 || (seen & need) != need)
-		return -1;
-	memset(r, 0, sizeof(*r));
-	return segment_qray(s, e, r);
+	return end == 1 ? build_item(segments, &one, r) : -1;
 }
 
 /* "rays" / "segments": 1..max_batch elements into q->rays. */
@@ -135,7 +140,7 @@ static int read_items(struct direct *x)
 			return -1;	/* 413 on the tree path */
 		if (grow(q->rays, &x->cap, q->n))
 			return -1;
-		if (q->segments ? read_segment(c, &q->rays[q->n]) : read_ray(c, &q->rays[q->n]))
+		if (read_item(c, q->segments, &q->rays[q->n]))
 			return -1;
 		q->n++;
 	} while ((end = end_member(c, ']')) == 0);
@@ -184,26 +189,38 @@ static int read_option(struct json_cursor *c, enum key k, struct options *o)
 	}
 }
 
-/* The top level's members. */
+/* The top level's members: the batch ("rays" / "segments") or the single
+ * form's members, and the options. */
 static int read_top(struct direct *x, struct options *o)
 {
 	struct json_cursor *c = &x->c;
-	enum key items = x->q->segments ? K_SEGMENTS : K_RAYS;
+	struct query *q = x->q;
+	enum key items = q->segments ? K_SEGMENTS : K_RAYS;
+	unsigned item_keys = q->segments ? SEGMENT_KEYS : RAY_KEYS;
+	struct single one;
 	unsigned seen = 0;
 	enum key k;
 	int end;
 
+	memset(&one, 0, sizeof(one));
 	if (open_object(c))
 		return -1;
 	do {
-		k = read_key(c, KEY_BIT(items) | OPTION_KEYS);	/* a single ray's keys: declined */
+		k = read_key(c, KEY_BIT(items) | item_keys | OPTION_KEYS);
 		if (first_time(k, K_NONE, &seen))
 			return -1;
-		if (k == items ? read_items(x) : read_option(c, k, o))
+		if (k == items ? read_items(x) :
+		    (KEY_BIT(k) & item_keys) ? read_single_member(c, k, &one) : read_option(c, k, o))
 			return -1;
 	} while ((end = end_member(c, '}')) == 0);
-	if (end != 1 || json_cursor_finish(c) || !(seen & KEY_BIT(items)))
+	if (end != 1 || json_cursor_finish(c))
 		return -1;
+	o->batch = (seen & KEY_BIT(items)) != 0;
+	if (o->batch)	/* both forms at once: the tree path's 400 */
+		return (seen & item_keys) ? -1 : 0;
+	if (build_item(q->segments, &one, &q->rays[0]))
+		return -1;
+	q->n = 1;
 	return 0;
 }
 
@@ -249,7 +266,7 @@ static int decode_direct(const char *body, size_t len, int segments,
 		query_release(q);
 		return 0;
 	}
-	q->batch = 1;
+	q->batch = o.batch;
 	return 1;
 }
 

@@ -6,35 +6,40 @@
 
 struct route {
 	const char *method;
-	const char *pattern;	/* "{...}" ({name}, {world}) matches one non-empty path segment */
 	enum api_op op;
 	enum api_access access;
 	int mesh_upload;
 };
 
-/* Routes of one path are adjacent: 405's Allow lists them in this order. */
-static const struct route routes[] = {
-	{ "GET", "/v1/openapi.yaml", OP_OPENAPI, API_ACCESS_READ, 0 },
-	{ "GET", "/v1/meshes", OP_MESH_LIST, API_ACCESS_READ, 0 },
-	{ "GET", "/v1/meshes/{name}", OP_MESH_GET, API_ACCESS_READ, 0 },
-	{ "PUT", "/v1/meshes/{name}", OP_MESH_PUT, API_ACCESS_WRITE, 1 },
-	{ "DELETE", "/v1/meshes/{name}", OP_MESH_DELETE, API_ACCESS_WRITE, 0 },
-	{ "POST", "/v1/meshes/{name}/raycast", OP_MESH_RAYCAST, API_ACCESS_READ, 0 },
-	{ "POST", "/v1/meshes/{name}/segment", OP_MESH_SEGMENT, API_ACCESS_READ, 0 },
-	{ "POST", "/v1/meshes/{name}/overlap", OP_MESH_OVERLAP, API_ACCESS_READ, 0 },
-	{ "POST", "/v1/obb/raycast", OP_OBB_RAYCAST, API_ACCESS_READ, 0 },
-	{ "POST", "/v1/hitscan", OP_HITSCAN, API_ACCESS_READ, 0 },
-	/* worlds: writes (create, delete, snapshots) need the write key */
-	{ "GET", "/v1/worlds", OP_WORLD_LIST, API_ACCESS_READ, 0 },
-	{ "GET", "/v1/worlds/{world}", OP_WORLD_GET, API_ACCESS_READ, 0 },
-	{ "PUT", "/v1/worlds/{world}", OP_WORLD_PUT, API_ACCESS_WRITE, 0 },
-	{ "DELETE", "/v1/worlds/{world}", OP_WORLD_DELETE, API_ACCESS_WRITE, 0 },
-	{ "POST", "/v1/worlds/{world}/snapshots", OP_WORLD_SNAPSHOT, API_ACCESS_WRITE, 0 },
-	{ "POST", "/v1/worlds/{world}/hitscan", OP_WORLD_HITSCAN, API_ACCESS_READ, 0 },
-	{ "POST", "/v1/worlds/{world}/raycast", OP_WORLD_RAYCAST, API_ACCESS_READ, 0 },
+/* A path and the methods it answers, in the order 405's Allow lists them. */
+struct route_path {
+	const char *pattern;	/* "{...}" ({name}, {world}) matches one non-empty path segment */
+	struct route methods[3];	/* the unused ones: method NULL */
 };
 
-#define NROUTES (sizeof(routes) / sizeof(routes[0]))
+static const struct route_path paths[] = {
+	{ "/v1/openapi.yaml", { { "GET", OP_OPENAPI, API_ACCESS_READ, 0 } } },
+	{ "/v1/meshes", { { "GET", OP_MESH_LIST, API_ACCESS_READ, 0 } } },
+	{ "/v1/meshes/{name}", { { "GET", OP_MESH_GET, API_ACCESS_READ, 0 },
+				 { "PUT", OP_MESH_PUT, API_ACCESS_WRITE, 1 },
+				 { "DELETE", OP_MESH_DELETE, API_ACCESS_WRITE, 0 } } },
+	{ "/v1/meshes/{name}/raycast", { { "POST", OP_MESH_RAYCAST, API_ACCESS_READ, 0 } } },
+	{ "/v1/meshes/{name}/segment", { { "POST", OP_MESH_SEGMENT, API_ACCESS_READ, 0 } } },
+	{ "/v1/meshes/{name}/overlap", { { "POST", OP_MESH_OVERLAP, API_ACCESS_READ, 0 } } },
+	{ "/v1/obb/raycast", { { "POST", OP_OBB_RAYCAST, API_ACCESS_READ, 0 } } },
+	{ "/v1/hitscan", { { "POST", OP_HITSCAN, API_ACCESS_READ, 0 } } },
+	/* worlds: writes (create, delete, snapshots) need the write key */
+	{ "/v1/worlds", { { "GET", OP_WORLD_LIST, API_ACCESS_READ, 0 } } },
+	{ "/v1/worlds/{world}", { { "GET", OP_WORLD_GET, API_ACCESS_READ, 0 },
+				  { "PUT", OP_WORLD_PUT, API_ACCESS_WRITE, 0 },
+				  { "DELETE", OP_WORLD_DELETE, API_ACCESS_WRITE, 0 } } },
+	{ "/v1/worlds/{world}/snapshots", { { "POST", OP_WORLD_SNAPSHOT, API_ACCESS_WRITE, 0 } } },
+	{ "/v1/worlds/{world}/hitscan", { { "POST", OP_WORLD_HITSCAN, API_ACCESS_READ, 0 } } },
+	{ "/v1/worlds/{world}/raycast", { { "POST", OP_WORLD_RAYCAST, API_ACCESS_READ, 0 } } },
+};
+
+#define NPATHS (sizeof(paths) / sizeof(paths[0]))
+#define NMETHODS (sizeof(paths[0].methods) / sizeof(paths[0].methods[0]))
 
 /* 1 when path matches pattern; the placeholder's segment goes to *seg and
  * *seg_len (the label keeps the placeholder's own name: {name}, {world}). */
@@ -72,42 +77,44 @@ static int path_match(const char *pattern, const char *path, const char **seg, s
 enum api_err api_route_match(const char *method, const char *path, struct api_route_info *info,
 			     struct api_match *m)
 {
-	const struct route *found = NULL;
-	size_t k, alen = 0;
+	const struct route_path *rp = NULL;
+	const char *seg = NULL;
+	size_t k, seg_len = 0, alen = 0;
 
-	memset(info, 0, sizeof(*info));
-	memset(m, 0, sizeof(*m));
 	info->label = "unmatched";
+	info->access = API_ACCESS_OPEN;
+	info->mesh_upload = 0;
+	info->allow[0] = '\0';
+	m->op = 0;
+	m->name[0] = '\0';
+	m->name_raw = NULL;
+	m->name_raw_len = 0;
 	if (!method || !path)
 		return API_NOT_FOUND;
-	for (k = 0; k < NROUTES; k++) {
-		const char *seg;
-		size_t seg_len;
+	for (k = 0; k < NPATHS && !rp; k++)
+		if (path_match(paths[k].pattern, path, &seg, &seg_len))
+			rp = &paths[k];
+	if (!rp)
+		return API_NOT_FOUND;
+	info->label = rp->pattern;
+	for (k = 0; k < NMETHODS && rp->methods[k].method; k++) {
+		const struct route *r = &rp->methods[k];
 
-		if (!path_match(routes[k].pattern, path, &seg, &seg_len))
-			continue;
-		info->label = routes[k].pattern;
-		if (strcmp(routes[k].method, method) == 0) {
-			found = &routes[k];
+		if (strcmp(r->method, method) == 0) {
+			info->allow[0] = '\0';
+			info->access = r->access;
+			info->mesh_upload = r->mesh_upload;
+			m->op = r->op;
 			m->name_raw = seg;
 			m->name_raw_len = seg_len;
-			break;
+			return API_OK;
 		}
 		alen += (size_t)snprintf(info->allow + alen, sizeof(info->allow) - alen, "%s%s",
-					 alen ? ", " : "", routes[k].method);
+					 alen ? ", " : "", r->method);
 		if (alen >= sizeof(info->allow))
 			alen = sizeof(info->allow) - 1;
 	}
-	if (!found) {
-		if (alen == 0)
-			return API_NOT_FOUND;
-		return API_METHOD_NOT_ALLOWED;
-	}
-	info->allow[0] = '\0';
-	info->access = found->access;
-	info->mesh_upload = found->mesh_upload;
-	m->op = found->op;
-	return API_OK;
+	return API_METHOD_NOT_ALLOWED;
 }
 
 /*

@@ -18,8 +18,8 @@ static void gen_vec(struct sb *b, const double *base, int nonzero, int bad)
 	shotgen_vec(b, base, nonzero, bad);
 }
 
-/* The members of one ray or segment, in random order. */
-static void gen_item(struct sb *b, int segments, int bad)
+/* The members of one ray or segment, in random order, with no braces. */
+static void gen_members(struct sb *b, int segments, int bad)
 {
 	int order[3] = { 0, 1, 2 }, n = segments ? 2 : 3, k, first = 1;
 	double start[3], end[3];
@@ -34,7 +34,6 @@ static void gen_item(struct sb *b, int segments, int bad)
 		order[k] = order[j];
 		order[j] = t;
 	}
-	sb_putc(b, '{');
 	for (k = 0; k < n; k++) {
 		int f = order[k];
 
@@ -70,6 +69,13 @@ static void gen_item(struct sb *b, int segments, int bad)
 	}
 	if (bad && shotgen_below(100) == 0)
 		sb_puts(b, shotgen_below(2) ? ",\"origin\":[0,0,0]" : ",\"foo\":1");
+}
+
+/* One ray or segment object. */
+static void gen_item(struct sb *b, int segments, int bad)
+{
+	sb_putc(b, '{');
+	gen_members(b, segments, bad);
 	sb_putc(b, '}');
 }
 
@@ -113,7 +119,9 @@ static void gen_transform(struct sb *b, int bad)
 	}
 }
 
-void raygen_body(struct sb *b, size_t max_batch, int segments, int bad)
+/* A body of either form: single, the item's members at the top level (now
+ * and then, when bad, beside a batch too). */
+static void gen_body(struct sb *b, size_t max_batch, int segments, int bad, int single)
 {
 	static const char *const modes[] = { "closest", "all", "any", "cl\\u006fsest", "nearest" };
 	static const char *const faces[] = { "hit", "cull", "c\\u0075ll", "both" };
@@ -144,6 +152,13 @@ void raygen_body(struct sb *b, size_t max_batch, int segments, int bad)
 		shotgen_ws(b);
 		switch (f) {
 		case 0:
+			if (single) {
+				gen_members(b, segments, bad);
+				if (!(bad && shotgen_below(20) == 0))
+					break;
+				sb_putc(b, ',');	/* refused: both forms */
+				n = 1;
+			}
 			sb_puts(b, segments ? "\"segments\":" : "\"rays\":");
 			shotgen_ws(b);
 			sb_putc(b, '[');
@@ -184,4 +199,14 @@ void raygen_body(struct sb *b, size_t max_batch, int segments, int bad)
 	}
 	sb_putc(b, '}');
 	shotgen_ws(b);
+}
+
+void raygen_body(struct sb *b, size_t max_batch, int segments, int bad)
+{
+	gen_body(b, max_batch, segments, bad, 0);
+}
+
+void raygen_single_body(struct sb *b, int segments, int bad)
+{
+	gen_body(b, 1, segments, bad, 1);
 }
