@@ -17,6 +17,10 @@ static void c_locale_init(void)
 	c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
 }
 
+/* Powers of ten as integers, up to the eight digits of one SWAR step. */
+static const uint64_t pow10_exact_u64[9] = { 1, 10, 100, 1000, 10000, 100000, 1000000,
+					     10000000, 100000000 };
+
 /* Exactly representable powers of ten: 10^22 is the last one (5^22 < 2^53). */
 static const double pow10_exact[] = {
 	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
@@ -127,8 +131,9 @@ static inline int digit(unsigned char ch, unsigned *d)
 
 /*
  * Eight digits at a time (the SWAR tricks of D. Lemire's fast_float): on a
- * little-endian machine, load8 reads s[0..8) with s[0] lowest; eight_digits
- * says whether all eight are ASCII digits, eight_value is their value.
+ * little-endian machine, load8 reads s[0..8) with s[0] lowest;
+ * leading_digits counts the digits it starts with, eight_digit_values is
+ * the value of eight digits.
  */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define HAVE_SWAR 1
@@ -140,29 +145,34 @@ static inline uint64_t load8(const unsigned char *s)
 	return v;
 }
 
-static inline int eight_digits(uint64_t v)
-{
-	return ((v & UINT64_C(0xF0F0F0F0F0F0F0F0)) |
-		(((v + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0)) >> 4)) ==
-	       UINT64_C(0x3333333333333333);
-}
-
-static inline uint64_t eight_value(uint64_t v)
+/* The value of eight digit values 0..9, one per byte, s[0]'s lowest. */
+static inline uint64_t eight_digit_values(uint64_t v)
 {
 	const uint64_t mask = UINT64_C(0x000000FF000000FF);
 	const uint64_t mul1 = UINT64_C(0x000F424000000064);	/* 100 + (10^6 << 32) */
 	const uint64_t mul2 = UINT64_C(0x0000271000000001);	/* 1 + (10^4 << 32) */
 
-	v -= UINT64_C(0x3030303030303030);
 	v = v * 10 + (v >> 8);
 	return (((v & mask) * mul1) + (((v >> 16) & mask) * mul2)) >> 32;
+}
+
+/* How many of the eight bytes of v ^ '0'-bytes (x) lead as digits: a byte
+ * is flagged when its value is over 9 (x + 0x76 reaches 0x80) or has the
+ * high bit; a carry between bytes only starts past the first flagged one. */
+static inline unsigned leading_digits(uint64_t x)
+{
+	uint64_t flags = ((x + UINT64_C(0x7676767676767676)) | x) & UINT64_C(0x8080808080808080);
+
+	return flags ? (unsigned)__builtin_ctzll(flags) >> 3 : 8;
 }
 #else
 #define HAVE_SWAR 0
 #endif
 
 /* Gather the digits at s[*i..n) into *m (m * 10 + digit each, wrapping);
- * *i ends after the last digit. */
+ * *i ends after the last digit. Where eight bytes can be read, the run of
+ * digits among them is taken at once: shifted up to the top bytes, the
+ * zero bytes below are leading zeros. */
 static inline void gather_digits(const unsigned char *s, size_t n, size_t *i, uint64_t *m)
 {
 	size_t k = *i;
@@ -170,9 +180,19 @@ static inline void gather_digits(const unsigned char *s, size_t n, size_t *i, ui
 	unsigned d;
 
 #if HAVE_SWAR
-	while (n - k >= 8 && eight_digits(load8(s + k))) {
-		v = v * 100000000 + eight_value(load8(s + k));
-		k += 8;
+	while (n - k >= 8) {
+		uint64_t x = load8(s + k) ^ UINT64_C(0x3030303030303030);
+		unsigned run = leading_digits(x);
+
+		if (run == 0)
+			break;
+		v = v * pow10_exact_u64[run] + eight_digit_values(run == 8 ? x : x << (8 * (8 - run)));
+		k += run;
+		if (run < 8) {
+			*i = k;
+			*m = v;
+			return;
+		}
 	}
 #endif
 	while (k < n && digit(s[k], &d)) {
@@ -189,7 +209,8 @@ static inline void gather_digits(const unsigned char *s, size_t n, size_t *i, ui
  * mantissa; numbers of at most 19 digits that Clinger's path can take never
  * see the text again. The rest (long mantissas, big exponents) go to strtod.
  */
-int json_cursor_number(struct json_cursor *c, double *out)
+/* json_cursor_number's general case: any spelling, every check. */
+static __attribute__((noinline)) int number_general(struct json_cursor *c, double *out)
 {
 	const unsigned char *s = c->s;
 	size_t n = c->n, i = c->i, start = c->i, first, nd;
@@ -257,4 +278,62 @@ int json_cursor_number(struct json_cursor *c, double *out)
 	if (number_slow((const char *)s + start, i - start, out))
 		return json_cursor_fail(c, API_INTERNAL, "out of memory");
 	return 0;
+}
+
+/*
+ * The spellings clients send most, read in a few steps: an optional '-', 1
+ * to 7 integer digits (no leading zero but a lone "0"), and optionally '.'
+ * and 1 to 15 fraction digits, at most 15 digits in all, followed by
+ * anything but a digit, '.' or an exponent; at least 26 bytes left so that
+ * the eight-byte reads stay inside. The mantissa (< 10^15) is exact and one
+ * division by an exact power of ten gives the correctly rounded value, as
+ * clinger does. Every other number takes number_general.
+ */
+int json_cursor_number(struct json_cursor *c, double *out)
+{
+#if HAVE_SWAR && defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+	static const uint64_t zeros = UINT64_C(0x3030303030303030);
+	const unsigned char *p = c->s + c->i;
+
+	if (c->n - c->i >= 26) {
+		int neg = p[0] == '-';
+		uint64_t x = load8(p + neg) ^ zeros, m;
+		unsigned a = leading_digits(x), b = 0, len;
+		double d;
+
+		if (a == 0 || a == 8 || (a > 1 && p[neg] == '0'))
+			return number_general(c, out);
+		m = eight_digit_values(x << (8 * (8 - a)));
+		len = (unsigned)neg + a;
+		if (p[len] == '.') {
+			uint64_t y = load8(p + len + 1) ^ zeros, z = 0;
+			unsigned b2 = 0;
+
+			b = leading_digits(y);
+			if (b == 8) {
+				z = load8(p + len + 9) ^ zeros;
+				b2 = leading_digits(z);
+			}
+			if (b == 0 || b2 == 8 || a + b + b2 > 15)
+				return number_general(c, out);
+			if (b < 8) {
+				m = m * pow10_exact_u64[b] + eight_digit_values(y << (8 * (8 - b)));
+			} else {
+				m = m * pow10_exact_u64[8] + eight_digit_values(y);
+				if (b2)
+					m = m * pow10_exact_u64[b2] +
+					    eight_digit_values(z << (8 * (8 - b2)));
+				b += b2;
+			}
+			len += 1 + b;
+		}
+		if ((p[len] | 0x20) == 'e' || p[len] == '.')
+			return number_general(c, out);
+		d = (double)m / pow10_exact[b];
+		*out = neg ? -d : d;
+		c->i += len;
+		return 0;
+	}
+#endif
+	return number_general(c, out);
 }

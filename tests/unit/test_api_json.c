@@ -336,6 +336,12 @@ static void check_number(const char *s)
 		json_cursor_init(&c, text, len + 12);
 		if (json_cursor_number(&c, &mine) || c.i != len || !same_double(mine, ref))
 			ck_abort_msg("%s + tail %zu: cursor %a at %zu vs strtod %a", s, k, mine, c.i, ref);
+		/* two tails: room for the fast path's eight-byte reads too */
+		memcpy(text + len + 12, tails[(k + 1) % (sizeof(tails) / sizeof(tails[0]))], 12);
+		mine = 0;
+		json_cursor_init(&c, text, len + 24);
+		if (json_cursor_number(&c, &mine) || c.i != len || !same_double(mine, ref))
+			ck_abort_msg("%s + tails %zu: cursor %a at %zu vs strtod %a", s, k, mine, c.i, ref);
 	}
 	mine = 0;
 	json_cursor_init(&c, s, len);	/* the number ends the body */
