@@ -13,6 +13,8 @@
 # show the log's cost in the same run. Prints one JSON line per wrk run and a
 # Markdown table of medians: requests/s, their ratio, p99 latencies and
 # theirs.
+# With COLLISIOND_BASE=another/collisiond, that binary too, in the same
+# rounds (a before/after comparison on the same machine).
 # With MHD_FLOOR=build/mhd-floor (make build/mhd-floor), that server too:
 # libmicrohttpd under collisiond's settings answering the fixed body, the
 # ceiling of any server on it.
@@ -138,6 +140,11 @@ for _ in $(seq "$ROUNDS"); do
 		start_collisiond "$n"
 		measure collisiond "$n" $PORT_C /v1/meshes/level/raycast
 		stop
+		if [ -n "${COLLISIOND_BASE:-}" ]; then
+			COLLISIOND=$COLLISIOND_BASE start_collisiond "$n"
+			measure collisiond_base "$n" $PORT_C /v1/meshes/level/raycast
+			stop
+		fi
 	done
 	nmax=${NS[${#NS[@]} - 1]}
 	start_collisiond "$nmax" --log-level warn
@@ -164,6 +171,12 @@ if any(r['target'] == 'mhd_floor' for r in rows):
         f = med('mhd_floor', n, 'rps')
         print('| %d | %.0f | %.2f | %.2f | %.2f ms |' % (n, f, f / med('nginx', n, 'rps'),
               med('collisiond', n, 'rps') / f, med('mhd_floor', n, 'p99_us') / 1e3))
+if any(r['target'] == 'collisiond_base' for r in rows):
+    print('\n| cores N | COLLISIOND_BASE req/s | collisiond / base | base / nginx |')
+    print('|---|---|---|---|')
+    for n in sorted({r['n'] for r in rows if r['target'] == 'collisiond_base'}):
+        b = med('collisiond_base', n, 'rps')
+        print('| %d | %.0f | %.2f | %.2f |' % (n, b, med('collisiond', n, 'rps') / b, b / med('nginx', n, 'rps')))
 for n in sorted({r['n'] for r in rows if r['target'] == 'collisiond_nolog'}):
     on, off = med('collisiond', n, 'rps'), med('collisiond_nolog', n, 'rps')
     print('access log on / off at N = %d: %.0f / %.0f req/s = %.3f' % (n, on, off, on / off))
