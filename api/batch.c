@@ -163,7 +163,7 @@ static void *worker(void *arg)
 			spin_for_work(p);
 			continue;
 		}
-		rewarm = c->job->warm_after;	/* c is the caller's once finished */
+		rewarm = c->job->warm_after == 1;	/* c is the caller's once finished */
 		chunk_run(c);
 		chunk_finish(c);
 		if (rewarm)
@@ -430,11 +430,12 @@ static enum core_result pair_item(const void *cls, size_t i, void *scratch, stru
 	return CORE_OK;
 }
 
-void batch_pair(struct batch_pool *pool, void (*fn)(void *), void *arg0, void *arg1)
+static void pair_run(struct batch_pool *pool, void (*fn)(void *), void *arg0, void *arg1,
+		     int warm_after)
 {
 	struct pair pr = { fn, { arg0, arg1 } };
 	/* two items, two chunks: split_min 2 cuts chunks of one item */
-	struct batch_job job = { 2, BATCH_BINARY, 0, 0, pair_item, &pr, 2, 1 };
+	struct batch_job job = { 2, BATCH_BINARY, 0, 0, pair_item, &pr, 2, warm_after };
 	struct buf none;
 	size_t failed;
 
@@ -446,4 +447,14 @@ void batch_pair(struct batch_pool *pool, void (*fn)(void *), void *arg0, void *a
 		fn(arg1);
 	}
 	buf_release(&none);
+}
+
+void batch_pair(struct batch_pool *pool, void (*fn)(void *), void *arg0, void *arg1)
+{
+	pair_run(pool, fn, arg0, arg1, 1);
+}
+
+void batch_pair_rest(struct batch_pool *pool, void (*fn)(void *), void *arg0, void *arg1)
+{
+	pair_run(pool, fn, arg0, arg1, 2);
 }

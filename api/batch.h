@@ -43,9 +43,9 @@ struct batch_job {
 	 * that a batch of a few hundred already uses the pool. */
 	size_t split_min;
 	/* Nonzero (batch_pair): the caller, its chunks done, spins a while for
-	 * the workers' instead of sleeping at once, and a worker that ran one
-	 * of them spins afterwards, as batch_pool_warm leaves it, ready for the
-	 * next batch's chunks */
+	 * the workers' instead of sleeping at once; 1: a worker that ran one
+	 * of them spins afterwards too, as batch_pool_warm leaves it, ready for
+	 * the next batch's chunks (2: it sleeps again at once) */
 	int warm_after;
 };
 
@@ -90,5 +90,7 @@ enum core_result batch_run(struct batch_pool *pool, const struct batch_job *job,
  * a sleeping worker's wake-up twice. Without a pool, both in order here.
  */
 void batch_pair(struct batch_pool *pool, void (*fn)(void *), void *arg0, void *arg1);
+/* batch_pair when no batch follows: the worker sleeps again at once. */
+void batch_pair_rest(struct batch_pool *pool, void (*fn)(void *), void *arg0, void *arg1);
 
 #endif

@@ -105,6 +105,7 @@ void snapshot_req_release(struct snapshot_req *q)
 	free(q->ents);
 	free(q->hbs);
 	free(q->ids);
+	free(q->ids_more);
 	memset(q, 0, sizeof(*q));
 }
 

@@ -213,8 +213,12 @@ void handle_world_snapshot(const struct api_ctx *ctx, const struct api_request *
 	char msg[240];
 	cJSON *root;
 
-	/* a plainly valid snapshot without a tree; anything else (every error) the tree's way */
-	if (!world_snapshot_direct(req->body, req->body_len, &ctx->world_limits, &q)) {
+	/* a plainly valid snapshot without a tree; anything else (every error)
+	 * the tree's way. A long one is parsed by two threads: one worker
+	 * wakes while this one starts. */
+	if (req->body_len >= WORLD_SNAPSHOT_SPLIT_BYTES)
+		batch_pool_warm(ctx->pool, 2, 2);
+	if (!world_snapshot_direct(req->body, req->body_len, &ctx->world_limits, ctx->pool, &q)) {
 		root = parse(req, &arena, resp);
 		if (!root)
 			goto out_release_arena;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "decode_fields.h"
 #include "json.h"
 #include "json_direct.h"
@@ -37,6 +38,8 @@ struct direct {
 	const struct api_world_limits *lim;
 	size_t ents_cap, hbs_cap;	/* q->ents, q->hbs */
 	size_t ids_used;		/* bytes of q->ids (c.n + 1) */
+	struct batch_pool *pool;	/* for a split parse of "entities" (NULL: none) */
+	size_t split_min;		/* from this many bytes of it on */
 };
 
 /* The bytes of the string at c->i (its opening quote) after the quote are
@@ -304,15 +307,15 @@ static int read_entity(struct direct *x, struct entity_in *e)
 	return 0;
 }
 
-/* "entities": at most lim->max_entities entities. */
-static int read_entities(struct direct *x)
+/* Entities from the cursor (the array open, not empty) up to the array's
+ * end: 0, or -1. With stop, up to an entity that ends at or past stop
+ * instead: 1 when one ends exactly there, 2 when past it. */
+static int entities_from(struct direct *x, size_t stop)
 {
 	struct json_cursor *c = &x->c;
 	struct snapshot_req *q = x->q;
 	int r;
 
-	if ((r = open_array(c)) != 0)
-		return r == 1 ? 0 : -1;
 	do {
 		if (x->lim->max_entities && q->n == x->lim->max_entities)
 			return -1;	/* 413 on the tree path */
@@ -320,8 +323,141 @@ static int read_entities(struct direct *x)
 		    read_entity(x, &q->ents[q->n]))
 			return -1;
 		q->n++;
+		if (stop && c->i >= stop)
+			return c->i == stop ? 1 : 2;
 	} while ((r = end_member(c, ']')) == 0);
 	return r == 1 ? 0 : -1;
+}
+
+/* One part of a split parse (see world_snapshot_direct_split). */
+struct half {
+	struct direct x;
+	struct snapshot_req q;
+	size_t stop;
+	int r;		/* entities_from's */
+};
+
+static void run_half(void *arg)
+{
+	struct half *h = arg;
+
+	h->r = entities_from(&h->x, h->stop);
+}
+
+static int is_ws(unsigned char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+/* s[k..n) from k on past whitespace and then ch: the index after ch, or 0. */
+static size_t past(const unsigned char *s, size_t n, size_t k, unsigned char ch)
+{
+	while (k < n && is_ws(s[k]))
+		k++;
+	return k < n && s[k] == ch ? k + 1 : 0;
+}
+
+/*
+ * Where to cut body[at..n): after an entity whose "hitboxes" array ends it,
+ * "}]}" followed by ',' and the '{' of the next entity (whitespace between
+ * any of them), searched from 60 % on; 0 when none is near (entities laid
+ * out otherwise: no split). Found by bytes alone, the cut may lie inside a
+ * string: the first part then never ends an entity exactly there, and
+ * read_entities reads on without the second part.
+ */
+static size_t cut_point(const struct json_cursor *c, size_t at, size_t *from)
+{
+	const unsigned char *s = c->s;
+	size_t i = at + (c->n - at) / 10 * 6, end = i + 8192 < c->n ? i + 8192 : c->n, k;
+
+	for (; i < end; i++) {
+		size_t stop, next;
+
+		if (s[i] != '}' || !(k = past(s, c->n, i + 1, ']')) ||
+		    !(stop = past(s, c->n, k, '}')) || !(k = past(s, c->n, stop, ',')) ||
+		    !(next = past(s, c->n, k, '{')))
+			continue;
+		*from = next - 1;	/* the next entity's '{' */
+		return stop;		/* just after this one's '}' */
+	}
+	return 0;
+}
+
+/* The second part's entities and hitboxes after the first's in x->q (its
+ * ids' bytes stay in its buffer, now q's ids_more): 0, or -1 (out of
+ * memory, or over a limit: declined). */
+static int join_half(struct direct *x, struct half *h)
+{
+	struct snapshot_req *q = x->q;
+	size_t n = q->n + h->q.n, nhb = q->nhb + h->q.nhb;
+
+	if ((x->lim->max_entities && n > x->lim->max_entities) ||
+	    (x->lim->max_hitboxes && nhb > x->lim->max_hitboxes))
+		return -1;
+	if (n > x->ents_cap) {
+		struct entity_in *e = realloc(q->ents, n * sizeof(*e));
+
+		if (!e)
+			return -1;
+		q->ents = e;
+		x->ents_cap = n;
+	}
+	if (nhb > x->hbs_cap) {
+		struct hitbox_in *hb = realloc(q->hbs, nhb * sizeof(*hb));
+
+		if (!hb)
+			return -1;
+		q->hbs = hb;
+		x->hbs_cap = nhb;
+	}
+	memcpy(q->ents + q->n, h->q.ents, h->q.n * sizeof(*q->ents));
+	memcpy(q->hbs + q->nhb, h->q.hbs, h->q.nhb * sizeof(*q->hbs));
+	q->n = n;
+	q->nhb = nhb;
+	q->ids_more = h->q.ids;
+	h->q.ids = NULL;
+	return 0;
+}
+
+static int direct_init(struct direct *x, const char *body, size_t len,
+		       const struct api_world_limits *lim, struct snapshot_req *q);
+
+/* "entities": at most lim->max_entities entities; a long array's parse
+ * split in two when x has a pool. The answer is the same either way: the
+ * second part is taken only when the first ends an entity exactly where it
+ * starts (and then reading on from there would have read just what it
+ * did). */
+static int read_entities(struct direct *x)
+{
+	struct json_cursor *c = &x->c;
+	struct half one, two;
+	size_t stop, from = 0;
+	int r;
+
+	if ((r = open_array(c)) != 0)
+		return r == 1 ? 0 : -1;
+	if (!x->pool || c->n - c->i < x->split_min || !(stop = cut_point(c, c->i, &from)))
+		return entities_from(x, 0);
+	/* the second part reads body[from..n) as a body of its own */
+	if (direct_init(&two.x, (const char *)c->s + from, c->n - from, x->lim, &two.q)) {
+		snapshot_req_release(&two.q);
+		return -1;
+	}
+	two.stop = 0;
+	one.stop = stop;
+	one.x = *x;	/* shares x's q: copied back below */
+	batch_pair_rest(x->pool, run_half, &one, &two);
+	*x = one.x;
+	r = one.r;
+	if (r == 1 && two.r == 0) {	/* cut between two entities: joined */
+		r = join_half(x, &two);
+		c->i = from + two.x.c.i;	/* after the array's ']' */
+	} else if (r > 0) {	/* the second part declined, or the cut was inside a value */
+		r = end_member(c, ']');
+		r = r == 0 ? entities_from(x, 0) : r == 1 ? 0 : -1;
+	}
+	snapshot_req_release(&two.q);
+	return r;
 }
 
 /* The top level: "tick", "time_ms" and "entities", each required. */
@@ -356,8 +492,37 @@ static int read_top(struct direct *x)
 	return 0;
 }
 
-int world_snapshot_direct(const char *body, size_t len, const struct api_world_limits *lim,
-			  struct snapshot_req *q)
+/* x set to read body[0..len) into q (emptied first): its arrays allocated
+ * with room for what a body of that length usually holds; 0, or -1 (q then
+ * to release). */
+static int direct_init(struct direct *x, const char *body, size_t len,
+		       const struct api_world_limits *lim, struct snapshot_req *q)
+{
+	memset(q, 0, sizeof(*q));
+	json_cursor_init(&x->c, body, len);
+	x->q = q;
+	x->lim = lim;
+	x->pool = NULL;
+	x->split_min = 0;
+	/* a game server's hitbox is 100-150 bytes: room enough, never touched
+	 * past what is used (no copy on the way) */
+	x->hbs_cap = len / 64 + 1;
+	if (lim->max_hitboxes && x->hbs_cap > lim->max_hitboxes)
+		x->hbs_cap = lim->max_hitboxes;
+	x->ents_cap = x->hbs_cap / 16 + 1;
+	if (lim->max_entities && x->ents_cap > lim->max_entities)
+		x->ents_cap = lim->max_entities;
+	x->ids_used = 0;
+	if (x->hbs_cap > SIZE_MAX / sizeof(*q->hbs))
+		return -1;
+	q->ents = malloc(x->ents_cap * sizeof(*q->ents));
+	q->hbs = malloc(x->hbs_cap * sizeof(*q->hbs));
+	q->ids = malloc(len + 1);
+	return q->ents && q->hbs && q->ids ? 0 : -1;
+}
+
+int world_snapshot_direct_split(const char *body, size_t len, const struct api_world_limits *lim,
+				struct batch_pool *pool, size_t split_min, struct snapshot_req *q)
 {
 	struct direct x;
 	size_t i, at = 0;
@@ -365,24 +530,8 @@ int world_snapshot_direct(const char *body, size_t len, const struct api_world_l
 	memset(q, 0, sizeof(*q));
 	if (!body || len == 0 || len == SIZE_MAX)
 		return 0;
-	json_cursor_init(&x.c, body, len);
-	x.q = q;
-	x.lim = lim;
-	/* a game server's hitbox is 100-150 bytes: room enough, never touched
-	 * past what is used (no copy on the way) */
-	x.hbs_cap = len / 64 + 1;
-	if (lim->max_hitboxes && x.hbs_cap > lim->max_hitboxes)
-		x.hbs_cap = lim->max_hitboxes;
-	x.ents_cap = x.hbs_cap / 16 + 1;
-	if (lim->max_entities && x.ents_cap > lim->max_entities)
-		x.ents_cap = lim->max_entities;
-	x.ids_used = 0;
-	if (x.hbs_cap > SIZE_MAX / sizeof(*q->hbs))
-		return 0;
-	q->ents = malloc(x.ents_cap * sizeof(*q->ents));
-	q->hbs = malloc(x.hbs_cap * sizeof(*q->hbs));
-	q->ids = malloc(len + 1);
-	if (!q->ents || !q->hbs || !q->ids || read_top(&x)) {
+	if (direct_init(&x, body, len, lim, q) ||
+	    (x.pool = pool, x.split_min = split_min, read_top(&x))) {
 		snapshot_req_release(q);
 		return 0;
 	}
@@ -391,4 +540,10 @@ int world_snapshot_direct(const char *body, size_t len, const struct api_world_l
 		at += q->ents[i].n;
 	}
 	return 1;
+}
+
+int world_snapshot_direct(const char *body, size_t len, const struct api_world_limits *lim,
+			  struct batch_pool *pool, struct snapshot_req *q)
+{
+	return world_snapshot_direct_split(body, len, lim, pool, WORLD_SNAPSHOT_SPLIT_BYTES, q);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "batch.h"
 #include "decode.h"
 #include "directcheck.h"
 #include "json.h"
@@ -74,6 +75,30 @@ static void assert_same(const struct snapshot_req *a, const struct snapshot_req 
 	ck_assert_uint_eq(at, a->nhb);
 }
 
+/* random valid bodies whose split parse joined two parts, at least */
+#define SPLITS_JOINED_MIN 500
+
+static struct batch_pool *pool;	/* one worker, for the split parse */
+static unsigned splits_joined;	/* split parses that joined a second part */
+
+/* The split parse of body, from any length on, gives what the one-thread
+ * parse gave (d, q). */
+static void split_same(const char *body, size_t len, int d, const struct snapshot_req *q)
+{
+	struct snapshot_req s;
+	int ds = world_snapshot_direct_split(body, len, &wlim, pool, 1, &s);
+
+	ck_assert_msg(ds == d, "split parse %s what the one-thread parse %s: %.400s",
+		      ds ? "took" : "declined", d ? "took" : "declined", body);
+	if (d)
+		assert_same(&s, q, body);
+	else
+		ck_assert_msg(s.n == 0 && !s.ents && !s.hbs && !s.ids && !s.ids_more,
+			      "split parse declined, not left empty");
+	splits_joined += s.ids_more != NULL;
+	snapshot_req_release(&s);
+}
+
 /* Both paths on body[0..len) (an exact-size copy, no NUL after it); 1 when
  * the fast path took it. When required, a body the tree accepts must be
  * taken by the fast path too. */
@@ -85,7 +110,8 @@ static int cross_check(const char *text, size_t len, int required, int *tree_ok)
 	char *body = dc_exact_copy(text, len);
 	int d;
 
-	d = world_snapshot_direct(body, len, &wlim, &q);
+	d = world_snapshot_direct(body, len, &wlim, NULL, &q);
+	split_same(body, len, d, &q);
 	*tree_ok = tree_decode(body, len, &a, &t, &f) == API_OK;
 	if (d) {
 		ck_assert_msg(*tree_ok, "fast path took what the tree refuses (%s): %.*s", f.msg,
@@ -119,7 +145,7 @@ START_TEST(test_random_valid)
 		if (d && !bad) {	/* how much the valid ones held */
 			struct snapshot_req q;
 
-			ck_assert_int_eq(world_snapshot_direct(b.p, b.len, &wlim, &q), 1);
+			ck_assert_int_eq(world_snapshot_direct(b.p, b.len, &wlim, NULL, &q), 1);
 			hbs += (unsigned)q.nhb;
 			empty += q.n == 0;
 			snapshot_req_release(&q);
@@ -130,6 +156,8 @@ START_TEST(test_random_valid)
 	ck_assert_uint_ge(plain, 2000);
 	ck_assert_uint_ge(taken, plain);
 	ck_assert_uint_ge(hbs, 100000);
+	/* and many were cut between two entities by the split parse */
+	ck_assert_uint_ge(splits_joined, SPLITS_JOINED_MIN);
 	ck_assert_uint_ge(empty, 100);
 }
 END_TEST
@@ -232,13 +260,97 @@ static void setup(void)
 	ctx.world_limits = wlim;
 	call_ok("PUT", "/v1/meshes/cube", dc_cube_json, 201);
 	fresh_worlds();
+	pool = batch_pool_create(1);
+	ck_assert_ptr_nonnull(pool);
 }
 
 static void teardown(void)
 {
 	world_registry_free(ctx.worlds);
 	store_free(ctx.store);
+	batch_pool_destroy(pool);
+	pool = NULL;
 }
+
+/* A snapshot of n entities of a sphere and a capsule, "hitboxes" last; or
+ * (mid) of an empty entity and one whose id is mid, over 60 % of the body. */
+static void long_snapshot(struct sb *b, unsigned n, const char *mid)
+{
+	unsigned k;
+	char t[64];
+
+	sb_puts(b, "{\"tick\": 7, \"entities\": [");
+	if (mid) {
+		sb_puts(b, "{\"id\": \"e0\", \"hitboxes\": []}, {\"id\": \"");
+		sb_puts(b, mid);
+		sb_puts(b, "\", \"hitboxes\": [] }], \"time_ms\": 1234.5}");
+		return;
+	}
+	for (k = 0; k < n; k++) {
+		snprintf(t, sizeof(t), "%s{\"id\": \"e%u\", ", k ? ", " : "", k);
+		sb_puts(b, t);
+		snprintf(t, sizeof(t), "\"layer\": %u, \"hitboxes\": [", k % 32);
+		sb_puts(b, t);
+		snprintf(t, sizeof(t), "{\"id\": \"a\", \"shape\": \"sphere\", \"center\": [%u, 1, 2], ", k);
+		sb_puts(b, t);
+		sb_puts(b, "\"radius\": 0.5}, {\"id\": \"b\", \"shape\": \"capsule\", \"a\": [0, 0, 0], ");
+		sb_puts(b, "\"b\": [0, 1, 0], \"radius\": 0.25} ] }");
+	}
+	sb_puts(b, "], \"time_ms\": 1234.5}");
+}
+
+/* A long array cut between two entities: the second part is joined (its
+ * ids are in ids_more); cut inside a string: read on alone (none there);
+ * both the same as the one-thread parse, entity for entity. */
+START_TEST(test_split_cuts)
+{
+	static const char *const mids[] = { NULL,
+		"}]},{}]},{}]},{}]},{}]},{}]},{}]},{}]},{}]},{}]},{}]},{}]},{}]},{}]}, {}]} ,{",
+		"x}] } , {\\\"id\\\": \\\"y\\\", \\\"hitboxes\\\": []}, {}] } , {}]},{" };
+	/* wlim, with room for 61 entities */
+	const struct api_world_limits big = { 8, 16, 64, 600, 4 };
+	size_t i;
+
+	for (i = 0; i < sizeof(mids) / sizeof(mids[0]); i++) {
+		struct sb b = { 0 };
+		struct snapshot_req q, s;
+		char *body;
+
+		/* 2 entities, the second one's id over the cut, or 61 */
+		long_snapshot(&b, mids[i] ? 2 : 61, mids[i]);
+		body = dc_exact_copy(b.p, b.len);
+		ck_assert_msg(world_snapshot_direct(body, b.len, &big, NULL, &q) == 1, "case %zu: %.300s", i, body);
+		ck_assert_int_eq(world_snapshot_direct_split(body, b.len, &big, pool, 1, &s), 1);
+		assert_same(&s, &q, body);
+		ck_assert_uint_eq(q.n, mids[i] ? 2 : 61);
+		ck_assert_uint_eq(q.nhb, mids[i] ? 0 : 2 * q.n);
+		ck_assert_msg(!s.ids_more == (mids[i] != NULL), "case %zu: joined %d", i, !!s.ids_more);
+		snapshot_req_release(&q);
+		snapshot_req_release(&s);
+		free(body);
+		free(b.p);
+	}
+	/* over a limit only when joined: declined, as the one-thread parse does */
+	{
+		struct api_world_limits few = big;
+		struct sb b = { 0 };
+		struct snapshot_req s;
+
+		long_snapshot(&b, 61, NULL);
+		few.max_entities = 60;
+		ck_assert_int_eq(world_snapshot_direct_split(b.p, b.len, &few, pool, 1, &s), 0);
+		ck_assert_int_eq(world_snapshot_direct(b.p, b.len, &few, NULL, &s), 0);
+		few = big;
+		few.max_hitboxes = 121;
+		ck_assert_int_eq(world_snapshot_direct_split(b.p, b.len, &few, pool, 1, &s), 0);
+		few.max_hitboxes = 122;
+		ck_assert_int_eq(world_snapshot_direct_split(b.p, b.len, &few, pool, 1, &s), 1);
+		ck_assert_ptr_nonnull(s.ids_more);
+		snapshot_req_release(&s);
+		free(b.p);
+	}
+}
+END_TEST
 
 /* GET of worlds a and b alike but for the name. */
 static void assert_same_worlds(const char *what)
@@ -299,7 +411,7 @@ START_TEST(test_handler_same_answers)
 		int d, status;
 
 		snapgen_body(&b, wlim.max_entities, wlim.max_hitboxes, 0);
-		d = world_snapshot_direct(b.p, b.len, &wlim, &q);
+		d = world_snapshot_direct(b.p, b.len, &wlim, NULL, &q);
 		snapshot_req_release(&q);
 		if (d) {
 			fresh_worlds();
@@ -409,14 +521,14 @@ static void check_decline(const struct decline_row *row)
 	struct snapshot_req q;
 	struct api_response r, s;
 
-	ck_assert_msg(world_snapshot_direct(row->body, strlen(row->body), &wlim, &q) == 0,
+	ck_assert_msg(world_snapshot_direct(row->body, strlen(row->body), &wlim, NULL, &q) == 0,
 		      "taken: %.400s", row->body);
 	fresh_worlds();
 	call("POST", "/v1/worlds/a/snapshots", row->body, &r);
 	if (row->same && !*row->same) {
 		ck_assert_int_eq(r.status, 204);
 	} else if (row->same) {
-		ck_assert_int_eq(world_snapshot_direct(row->same, strlen(row->same), &wlim, &q), 1);
+		ck_assert_int_eq(world_snapshot_direct(row->same, strlen(row->same), &wlim, NULL, &q), 1);
 		snapshot_req_release(&q);
 		call("POST", "/v1/worlds/b/snapshots", row->same, &s);
 		ck_assert_int_eq(s.status, 204);
@@ -474,7 +586,7 @@ START_TEST(test_limits)
 				   : (unsigned)wlim.max_hitboxes + (unsigned)(k - 2);
 
 		b = many(n, k >= 2);
-		ck_assert_int_eq(world_snapshot_direct(b, strlen(b), &wlim, &q), !(k & 1));
+		ck_assert_int_eq(world_snapshot_direct(b, strlen(b), &wlim, NULL, &q), !(k & 1));
 		if (!(k & 1))
 			ck_assert_uint_eq(k < 2 ? q.n : q.nhb, n);
 		snapshot_req_release(&q);
@@ -489,7 +601,7 @@ START_TEST(test_limits)
 		api_response_release(&r);
 		free(b);
 	}
-	ck_assert_int_eq(world_snapshot_direct(NULL, 0, &wlim, &q), 0);
+	ck_assert_int_eq(world_snapshot_direct(NULL, 0, &wlim, NULL, &q), 0);
 }
 END_TEST
 
@@ -501,6 +613,7 @@ static Suite *snapshot_direct_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_random_valid);
+	tcase_add_test(tc, test_split_cuts);
 	tcase_add_test(tc, test_random_mutations);
 	tcase_add_test(tc, test_edges);
 	tcase_add_test(tc, test_handler_same_answers);
