@@ -114,7 +114,10 @@ int bvh_split_sah(struct bvh_prim *p, const struct range *r, struct range *l,
 	struct bins bn;
 	int nb = n < NBINS ? (int)n : NBINS;	/* small ranges: fewer bins */
 
-	if (n <= 1)
+	/* a leaf either way: with n <= COST_TRAVERSAL, the cost of the leaf,
+	 * area * n, is at most COST_TRAVERSAL * area <= the split's cost
+	 * (roundings keep that order), and no split is needed to fit a leaf */
+	if (n <= 1 || (n <= BVH_LEAF_MAX && (float)n <= COST_TRAVERSAL))
 		return 0;
 	for (k = 0; k < 3; k++) {
 		cmin[k] = FLT_MAX;
