@@ -208,18 +208,21 @@ int bvh_split_sah(struct bvh_prim *p, const struct range *r, struct range *l,
 			return 0;
 	}
 	{
-		/* partition: bin index <= best_bin goes left */
-		uint32_t a = 0, b = n;
+		/* partition: bin index <= best_bin goes left. Branch-free (Lomuto
+		 * with a swap every step): which side a primitive takes is as
+		 * good as random, and a branch on it mispredicted half the time
+		 * (a quarter of a small build's time). The order within each
+		 * side differs from a two-ended partition; the bins, and so
+		 * every split, do not depend on it. */
+		const float c0 = cmin[best_axis], s0 = scale[best_axis];
+		uint32_t a = 0;
 
-		while (a < b) {
-			if (bin_of(cen2(&base[a], best_axis), cmin[best_axis], scale[best_axis], nb) <= best_bin) {
-				a++;
-			} else {
-				struct bvh_prim t = base[a];
+		for (uint32_t j = 0; j < n; j++) {
+			struct bvh_prim t = base[j];
 
-				base[a] = base[--b];
-				base[b] = t;
-			}
+			base[j] = base[a];
+			base[a] = t;
+			a += bin_of(cen2(&t, best_axis), c0, s0, nb) <= best_bin;
 		}
 		l->begin = r->begin;
 		l->end = r->begin + a;
