@@ -1,8 +1,9 @@
 /* test_rays_direct.c - decode_ray_query_direct / decode_segment_query_direct
- * (the tree-free decoder of batches and single rays) against the tree path (api_json_parse_in +
- * decode_ray_query / decode_segment_query) as oracle: the same struct on
- * random valid bodies, never an acceptance the tree refuses on mutated
- * ones, and through api_handle the same answers, byte for byte. */
+ * (the tree-free decoder of batches and single rays) against the tree path
+ * (api_json_parse_in + decode_ray_query / decode_segment_query) as oracle:
+ * the same struct on random valid bodies, never an acceptance the tree
+ * refuses on mutated ones, and through api_handle the same answers, byte
+ * for byte. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
