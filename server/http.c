@@ -186,7 +186,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 			(int)r->path_len, r->path, (int)toe);
 	request_release(r);
 	r->started = 0;
-	atomic_fetch_sub_explicit(&s->in_flight, 1, memory_order_release);
+	http_in_flight_add(s, -1);
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -248,13 +248,13 @@ int http_start(const struct http_params *p, struct http_server **out, char *err,
 	unsigned flags, n = 0;
 	int ipv6 = 0;
 
-	s = calloc(1, sizeof(*s));
+	s = aligned_alloc(64, (sizeof(*s) + 63) / 64 * 64);
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	memset(s, 0, sizeof(*s));
 	s->p = *p;
-	atomic_init(&s->in_flight, 0);
 	atomic_init(&s->draining, 0);
 	s->api_key = cfg->api_key;
 	s->api_key_len = cfg->api_key ? strlen(cfg->api_key) : 0;
@@ -346,6 +346,28 @@ out_free_server:
 	return -1;
 }
 
+void http_in_flight_add(struct http_server *s, int d)
+{
+	static atomic_uint next;
+	static _Thread_local unsigned mine;	/* shard + 1; 0 = not picked yet */
+
+	if (!mine)
+		mine = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) %
+			       IN_FLIGHT_SHARDS + 1;
+	atomic_fetch_add_explicit(&s->in_flight[mine - 1].n, d, memory_order_release);
+}
+
+/* Requests in flight, all threads (a shard may be negative: a request may
+ * end on another thread than it began on). */
+static int in_flight(struct http_server *s)
+{
+	int i, n = 0;
+
+	for (i = 0; i < IN_FLIGHT_SHARDS; i++)
+		n += atomic_load_explicit(&s->in_flight[i].n, memory_order_acquire);
+	return n;
+}
+
 unsigned http_port(const struct http_server *s)
 {
 	return s->port;
@@ -360,12 +382,11 @@ void http_stop(struct http_server *s, unsigned grace_ms)
 	atomic_store(&s->draining, 1);
 	lsock = MHD_quiesce_daemon(s->daemon);
 	deadline = now_ns() + (uint64_t)grace_ms * 1000000u;
-	while (atomic_load_explicit(&s->in_flight, memory_order_acquire) > 0 &&
-	       now_ns() < deadline)
+	while (in_flight(s) > 0 && now_ns() < deadline)
 		nanosleep(&nap, NULL);
-	if (atomic_load(&s->in_flight) > 0)
+	if (in_flight(s) > 0)
 		log_msg(s->p.log, LOG_WARN, "stopping with %d requests still in flight",
-			atomic_load(&s->in_flight));
+			in_flight(s));
 	MHD_stop_daemon(s->daemon);
 	if (lsock != MHD_INVALID_SOCKET)
 		close(lsock);

@@ -19,13 +19,22 @@
 #define LOG_PATH_MAX 192	/* bytes of the (escaped) path kept for the access log */
 #define RAW_PATH_INLINE 256	/* longer raw paths are copied to the heap */
 
+/* Requests in flight are counted per thread (summed by http_stop): one
+ * shared counter was two contended atomic writes per request. */
+#define IN_FLIGHT_SHARDS 16
+
+struct in_flight_shard {
+	_Alignas(64) atomic_int n;
+};
+
+/* Allocated cache-line aligned (http_start). */
 struct http_server {
+	struct in_flight_shard in_flight[IN_FLIGHT_SHARDS];
 	struct http_params p;
 	struct MHD_Daemon *daemon;
 	unsigned port;
 	const char *api_key, *read_key;
 	size_t api_key_len, read_key_len;
-	atomic_int in_flight;		/* requests between first callback and completion */
 	atomic_int draining;		/* set by http_stop: answer with Connection: close */
 	struct MHD_Response *healthz;	/* shared, immutable */
 	uint64_t header_ns;		/* --header-timeout */
@@ -82,6 +91,10 @@ static inline uint64_t now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+/* Count a request in (+1) or out (-1) of flight on the calling thread's
+ * shard (http.c). */
+void http_in_flight_add(struct http_server *s, int d);
 
 /* The connection r belongs to. */
 static inline struct conn *request_conn(struct request *r)

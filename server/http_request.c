@@ -217,7 +217,7 @@ enum MHD_Result http_begin_request(struct http_server *s, struct MHD_Connection 
 		n = sizeof(r->method) - 1;
 	memcpy(r->method, method, n);
 	r->method[n] = '\0';
-	atomic_fetch_add_explicit(&s->in_flight, 1, memory_order_relaxed);
+	http_in_flight_add(s, 1);
 
 	r->verdict = http_check_head(c, version, &r->head, r->msg, sizeof(r->msg), &close_now);
 	body = has_body(&r->head, &clen, &known);

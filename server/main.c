@@ -54,12 +54,11 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 
 	memset(&api, 0, sizeof(api));
 	atomic_init(&ready, have_backend ? 0 : 1);
-	metrics = malloc(sizeof(*metrics));
+	metrics = metrics_new();
 	if (!metrics) {
 		log_msg(log, LOG_ERROR, "out of memory");
 		return 1;
 	}
-	metrics_init(metrics);
 	if (store_new(&api.store) != CORE_OK) {
 		log_msg(log, LOG_ERROR, "out of memory");
 		goto out_free_metrics;

@@ -3,6 +3,7 @@
 #include "metrics.h"
 #include "world_registry.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -35,16 +36,33 @@ static const char *const kind_names[METRICS_KINDS] = {
 	"mesh_ray", "mesh_segment", "obb_ray", "hitscan", "overlap", "other",
 };
 
-void metrics_init(struct metrics *m)
+struct metrics *metrics_new(void)
 {
+	size_t bytes = (sizeof(struct metrics) + 63) / 64 * 64;
+	struct metrics *m = aligned_alloc(64, bytes);
 	struct timespec ts;
 	size_t i;
 
+	if (!m)
+		return NULL;
 	memset(m, 0, sizeof(*m));
 	for (i = 0; i < METRICS_ROUTES; i++)
-		atomic_init(&m->routes[i].label, NULL);
+		atomic_init(&m->labels[i], NULL);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	m->start_time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return m;
+}
+
+/* The calling thread's shard: picked round robin on its first call. */
+static struct metrics_shard *my_shard(struct metrics *m)
+{
+	static atomic_uint next;
+	static _Thread_local unsigned mine;	/* shard + 1; 0 = not picked yet */
+
+	if (!mine)
+		mine = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) %
+			       METRICS_SHARDS + 1;
+	return &m->shard[mine - 1];
 }
 
 /*
@@ -52,24 +70,24 @@ void metrics_init(struct metrics *m)
  * thread scanning in the same order agrees on one slot per label even when
  * two register it at once. The last slot collects "other".
  */
-static struct metrics_route *route_slot(struct metrics *m, const char *label)
+static size_t route_slot(struct metrics *m, const char *label)
 {
 	size_t i;
 
 	for (i = 0; i < METRICS_ROUTES - 1; i++) {
-		const char *cur = atomic_load_explicit(&m->routes[i].label, memory_order_acquire);
+		const char *cur = atomic_load_explicit(&m->labels[i], memory_order_acquire);
 
 		if (!cur) {
 			const char *expected = NULL;
 
-			if (atomic_compare_exchange_strong(&m->routes[i].label, &expected, label))
-				return &m->routes[i];
+			if (atomic_compare_exchange_strong(&m->labels[i], &expected, label))
+				return i;
 			cur = expected;
 		}
 		if (cur == label || strcmp(cur, label) == 0)
-			return &m->routes[i];
+			return i;
 	}
-	return &m->routes[METRICS_ROUTES - 1];
+	return METRICS_ROUTES - 1;
 }
 
 static size_t method_index(const char *method)
@@ -95,7 +113,8 @@ static size_t status_index(int status)
 void metrics_record(struct metrics *m, const char *route, const char *method, int status,
 		    uint64_t duration_us, const char *ray_kind, uint64_t rays)
 {
-	struct metrics_route *r = route_slot(m, route ? route : "unmatched");
+	struct metrics_shard *sh = my_shard(m);
+	struct metrics_route *r = &sh->routes[route_slot(m, route ? route : "unmatched")];
 	size_t b = 0, k;
 
 	atomic_fetch_add_explicit(&r->requests[method_index(method)][status_index(status)], 1,
@@ -108,7 +127,7 @@ void metrics_record(struct metrics *m, const char *route, const char *method, in
 		for (k = 0; k < METRICS_KINDS - 1; k++)
 			if (strcmp(ray_kind, kind_names[k]) == 0)
 				break;
-		atomic_fetch_add_explicit(&m->rays[k], rays, memory_order_relaxed);
+		atomic_fetch_add_explicit(&sh->rays[k], rays, memory_order_relaxed);
 	}
 }
 
@@ -116,6 +135,20 @@ static uint64_t load(atomic_uint_fast64_t *a)
 {
 	return atomic_load_explicit(a, memory_order_relaxed);
 }
+
+/* The sum over the shards of the counter at byte offset off in a shard. */
+static uint64_t total(struct metrics *m, size_t off)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < METRICS_SHARDS; i++)
+		v += load((atomic_uint_fast64_t *)(void *)((char *)&m->shard[i] + off));
+	return v;
+}
+
+#define TOTAL(m, field) \
+	total((m), (size_t)((char *)&(m)->shard[0].field - (char *)&(m)->shard[0]))
 
 /* A label value with \, " and newline escaped (labels are ours, but cheap). */
 static void put_label(struct buf *out, const char *s)
@@ -145,8 +178,7 @@ static void render_requests(struct metrics *m, struct buf *out)
 	buf_puts(out, "# HELP collisiond_http_requests_total HTTP requests answered, by route, method and status.\n"
 		      "# TYPE collisiond_http_requests_total counter\n");
 	for (i = 0; i < METRICS_ROUTES; i++) {
-		struct metrics_route *r = &m->routes[i];
-		const char *label = atomic_load(&r->label);
+		const char *label = atomic_load(&m->labels[i]);
 
 		if (i == METRICS_ROUTES - 1)
 			label = "other";
@@ -154,7 +186,7 @@ static void render_requests(struct metrics *m, struct buf *out)
 			break;
 		for (j = 0; j < METRICS_METHODS; j++) {
 			for (k = 0; k < METRICS_STATUSES; k++) {
-				uint64_t v = load(&r->requests[j][k]);
+				uint64_t v = TOTAL(m, routes[i].requests[j][k]);
 
 				if (!v)
 					continue;
@@ -182,8 +214,7 @@ static void render_durations(struct metrics *m, struct buf *out)
 	buf_puts(out, "# HELP collisiond_http_request_duration_seconds Time from a request's headers to the end of its response.\n"
 		      "# TYPE collisiond_http_request_duration_seconds histogram\n");
 	for (i = 0; i < METRICS_ROUTES; i++) {
-		struct metrics_route *r = &m->routes[i];
-		const char *label = atomic_load(&r->label);
+		const char *label = atomic_load(&m->labels[i]);
 		uint64_t cum = 0, v[METRICS_BUCKETS + 1];
 
 		if (i == METRICS_ROUTES - 1)
@@ -191,7 +222,7 @@ static void render_durations(struct metrics *m, struct buf *out)
 		else if (!label)
 			break;
 		for (b = 0; b <= METRICS_BUCKETS; b++) {
-			v[b] = load(&r->buckets[b]);
+			v[b] = TOTAL(m, routes[i].buckets[b]);
 			cum += v[b];
 		}
 		if (!cum)
@@ -213,7 +244,7 @@ static void render_durations(struct metrics *m, struct buf *out)
 		buf_puts(out, "collisiond_http_request_duration_seconds_sum{route=\"");
 		put_label(out, label);
 		buf_puts(out, "\"} ");
-		put_seconds(out, load(&r->sum_us));
+		put_seconds(out, TOTAL(m, routes[i].sum_us));
 		buf_puts(out, "\ncollisiond_http_request_duration_seconds_count{route=\"");
 		put_label(out, label);
 		buf_puts(out, "\"} ");
@@ -236,7 +267,7 @@ void metrics_render(struct metrics *m, struct store *store, const char *version,
 		buf_puts(out, "collisiond_rays_total{kind=\"");
 		buf_puts(out, kind_names[k]);
 		buf_puts(out, "\"} ");
-		buf_put_u64(out, load(&m->rays[k]));
+		buf_put_u64(out, TOTAL(m, rays[k]));
 		buf_putc(out, '\n');
 	}
 
@@ -264,13 +295,17 @@ void metrics_render(struct metrics *m, struct store *store, const char *version,
 
 void metrics_record_worlds(struct metrics *m, const uint64_t shots[3], uint64_t snapshots)
 {
+	struct metrics_shard *sh;
 	int k;
 
+	if (!shots[0] && !shots[1] && !shots[2] && !snapshots)
+		return;
+	sh = my_shard(m);
 	for (k = 0; k < 3; k++)
 		if (shots[k])
-			atomic_fetch_add_explicit(&m->world_shots[k], shots[k], memory_order_relaxed);
+			atomic_fetch_add_explicit(&sh->world_shots[k], shots[k], memory_order_relaxed);
 	if (snapshots)
-		atomic_fetch_add_explicit(&m->world_snapshots, snapshots, memory_order_relaxed);
+		atomic_fetch_add_explicit(&sh->world_snapshots, snapshots, memory_order_relaxed);
 }
 
 void metrics_render_worlds(struct metrics *m, struct world_registry *reg, struct buf *out)
@@ -282,7 +317,7 @@ void metrics_render_worlds(struct metrics *m, struct world_registry *reg, struct
 	buf_put_u64(out, reg ? world_registry_count(reg) : 0);
 	buf_puts(out, "\n# HELP collisiond_world_snapshots_total Snapshots ingested into worlds (rate() gives snapshots/s).\n"
 		      "# TYPE collisiond_world_snapshots_total counter\ncollisiond_world_snapshots_total ");
-	buf_put_u64(out, load(&m->world_snapshots));
+	buf_put_u64(out, TOTAL(m, world_snapshots));
 	buf_puts(out, "\n# HELP collisiond_world_snapshot_bytes Memory mapped for snapshots: 2 MiB chunks in use, being filled or spare.\n"
 		      "# TYPE collisiond_world_snapshot_bytes gauge\ncollisiond_world_snapshot_bytes ");
 	buf_put_u64(out, snapmem_mapped_bytes());
@@ -292,7 +327,7 @@ void metrics_render_worlds(struct metrics *m, struct world_registry *reg, struct
 		buf_puts(out, "collisiond_world_shots_total{outcome=\"");
 		buf_puts(out, outcome[k]);
 		buf_puts(out, "\"} ");
-		buf_put_u64(out, load(&m->world_shots[k]));
+		buf_put_u64(out, TOTAL(m, world_shots[k]));
 		buf_putc(out, '\n');
 	}
 }

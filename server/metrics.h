@@ -1,7 +1,11 @@
 /* metrics.h - request, latency and ray counters in Prometheus text format.
  *
  * Counters are C11 atomics in fixed tables, so recording never takes a lock
- * and label cardinality is bounded: at most METRICS_ROUTES route labels (the
+ * and label cardinality is bounded. Each thread counts into one of
+ * METRICS_SHARDS shards of its own (chosen on its first request, round
+ * robin), summed when rendered: with one shared table every request's
+ * increments bounced the same cache lines between the cores serving it.
+ * Label cardinality: at most METRICS_ROUTES route labels (the
  * first ones seen, in order; later ones count as "other"), a fixed set of
  * methods and status codes (others count as "other"), a fixed set of ray
  * kinds. Route labels must be static strings (api_response.route_label).
@@ -26,28 +30,37 @@ struct store;
 #define METRICS_BUCKETS	16	/* finite upper bounds; +Inf is the count */
 #define METRICS_KINDS	6
 
+#define METRICS_SHARDS	16	/* threads beyond this share shards */
+
 struct metrics_route {
-	_Atomic(const char *) label;
 	atomic_uint_fast64_t requests[METRICS_METHODS][METRICS_STATUSES];
 	atomic_uint_fast64_t buckets[METRICS_BUCKETS + 1];	/* not cumulative */
 	atomic_uint_fast64_t sum_us;
 };
 
-struct metrics {
-	double start_time;		/* Unix seconds, for process_start_time_seconds */
-	struct metrics_route routes[METRICS_ROUTES];
+/* The counters one thread (or a few, past METRICS_SHARDS) adds to. */
+struct metrics_shard {
+	_Alignas(64) struct metrics_route routes[METRICS_ROUTES];
 	atomic_uint_fast64_t rays[METRICS_KINDS];
 	/* worlds */
 	atomic_uint_fast64_t world_shots[3];	/* static, entity, miss (api.h API_SHOT_*) */
 	atomic_uint_fast64_t world_snapshots;
+};
+
+/* Allocate with metrics_new (the shards are cache-line aligned). */
+struct metrics {
+	double start_time;		/* Unix seconds, for process_start_time_seconds */
+	_Atomic(const char *) labels[METRICS_ROUTES];	/* route slot i's label */
+	struct metrics_shard shard[METRICS_SHARDS];
 
 	/* --store (store_redis.c): 0 none, 1 down, 2 up; full resyncs done */
 	atomic_int store_state;
 	atomic_uint_fast64_t store_resyncs;
 };
 
-/* Zero everything and note the start time. */
-void metrics_init(struct metrics *m);
+/* A zeroed struct metrics with the start time noted; NULL when out of
+ * memory. Free with free(). */
+struct metrics *metrics_new(void);
 
 /*
  * Count one finished request. route: a static label (NULL = "unmatched");

@@ -116,6 +116,30 @@ print("\n".join(bad[:10]))
 sys.exit(1 if bad else 0)
 PY
 '
+# Counters are kept per thread and summed when rendered: 48 requests over
+# separate connections of a 4-thread daemon are counted exactly once each.
+threaded_counts() {
+	local port p i out
+	port=$(free_port)
+	"$DAEMON" --demo --bind 127.0.0.1 --port "$port" --threads 4 --log-level warn \
+		>>"$TMP/threads4.log" 2>&1 &
+	p=$!
+	for ((i = 0; i < 50 * TIME_SCALE; i++)); do
+		curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break
+		sleep 0.1
+	done
+	seq 48 | xargs -P 8 -I{} curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' \
+		--data-binary '{"origin":[0.5,10,0.25],"direction":[0,-1,0]}' \
+		"http://127.0.0.1:$port/v1/meshes/demo/raycast"
+	out=$(curl -sf "http://127.0.0.1:$port/metrics")
+	kill "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+	printf '%s\n' "$out" | grep -E 'raycast.*status="200"|duration_seconds_count.*raycast|kind="mesh_ray"' |
+		awk '{print $NF}' | tr '\n' ' '
+}
+test_expect '/metrics sums the threads: 48 raycasts on 4 threads counted 48 times' '
+	got=$(threaded_counts) && echo "# $got" && [ "$got" = "48 48 48 " ]
+'
 # The default --threads is the CPUs the daemon may use, not the online
 # ones: pinned to one CPU (as taskset or a container's cpuset does), one.
 pinned_threads() {
