@@ -152,16 +152,21 @@ static void respond_query_error(struct api_response *resp, enum core_result r,
 	api_respond_error(resp, API_INVALID_REQUEST, msg);
 }
 
+static void mesh_not_found(struct api_response *resp, const char *name)
+{
+	char msg[128];
+
+	snprintf(msg, sizeof(msg), "no mesh named '%s'", name);
+	api_respond_error(resp, API_MESH_NOT_FOUND, msg);
+}
+
 static struct mesh *lookup_mesh(const struct api_ctx *ctx, const char *name,
 				struct api_response *resp)
 {
 	struct mesh *mesh = store_get(ctx->store, name, NULL);
-	char msg[128];
 
-	if (!mesh) {
-		snprintf(msg, sizeof(msg), "no mesh named '%s'", name);
-		api_respond_error(resp, API_MESH_NOT_FOUND, msg);
-	}
+	if (!mesh)
+		mesh_not_found(resp, name);
 	return mesh;
 }
 
@@ -180,19 +185,25 @@ static void answer_query(const struct api_ctx *ctx, const struct query *q, const
 	enum core_result r;
 	size_t failed;
 
+	/* The mesh is used without a reference, inside a read section: the
+	 * store's cache lines stay unwritten by queries (store.h). */
+	store_read_begin();
 	if (mesh_name) {
-		mesh = lookup_mesh(ctx, mesh_name, resp);
-		if (!mesh)
+		mesh = store_peek(ctx->store, mesh_name, NULL);
+		if (!mesh) {
+			store_read_end();
+			mesh_not_found(resp, mesh_name);
 			return;
+		}
 		run.mesh = mesh;
 		job.scratch_bytes = mesh_scratch_bytes(q);
 	}
 	r = batch_run(ctx->pool, &job, &resp->body, &failed);
+	store_read_end();
 	if (r != CORE_OK)
 		respond_query_error(resp, r, q, failed);
 	else
 		resp->rays = q->n;
-	mesh_unref(mesh);
 }
 
 typedef enum api_err (*query_decoder)(const cJSON *root, const struct api_limits *lim,

@@ -1,4 +1,5 @@
-/* store.c - the named-mesh store: a sorted table under a reader-writer lock. */
+/* store.c - the named-mesh store: sorted tables, copied on write and read
+ * in RCU sections (rcu.h). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -6,67 +7,83 @@
 #include <string.h>
 
 #include "nametab.h"
+#include "rcu.h"
 #include "store.h"
 
 /*
- * Invariants, whenever the lock is not held for writing:
- * - tab[0..n) holds valid, distinct names in strcmp (byte) order, so a lookup
- *   is a binary search and store_list needs no sort;
- * - every tab[i].mesh is one reference owned by the table, never NULL;
- * - n <= cap, and tab is NULL exactly when cap is 0.
- * Only pointer swaps and the table's own bookkeeping happen under the write
- * lock: mesh builds happen before store_put and mesh frees after the unlock,
- * so neither a huge upload nor a huge free ever blocks a reader.
+ * A published table is never changed: a writer copies it with its change,
+ * publishes the copy, waits for the read sections that may still see the old
+ * one (rcu_synchronize) and frees it, and unreferences the mesh it dropped.
+ * So a reader takes no lock and writes nothing shared (store_peek), and a
+ * writer never blocks a reader; writers take turns on wlock.
+ * Invariants of a table: e[0..n) holds valid, distinct names in strcmp
+ * (byte) order, so a lookup is a binary search and store_list needs no sort;
+ * every e[i].mesh is one reference owned by the store, never NULL.
  */
-struct store {
-	pthread_rwlock_t lock;
-	struct store_entry *tab;
+struct table {
 	size_t n;
-	size_t cap;
+	struct store_entry e[];
+};
+
+struct store {
+	pthread_mutex_t wlock;			/* writers */
+	_Atomic(struct table *) tab;		/* NULL: empty */
 	atomic_uint_fast64_t generation;	/* +1 on every put and delete (worlds) */
 };
 
 enum core_result store_new(struct store **out)
 {
-	pthread_rwlockattr_t attr;
 	struct store *s;
-	int err;
 
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return CORE_ENOMEM;
-	if (pthread_rwlockattr_init(&attr))
-		goto out_free_store;
-	/*
-	 * glibc's default rwlock lets a steady stream of readers starve a
-	 * writer; under query load a replace or delete would never land.
-	 * Readers here never take the lock recursively, which this kind needs.
-	 */
-	pthread_rwlockattr_setkind_np(&attr,
-				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	err = pthread_rwlock_init(&s->lock, &attr);
-	pthread_rwlockattr_destroy(&attr);
-	if (err)
-		goto out_free_store;
+	if (pthread_mutex_init(&s->wlock, NULL)) {
+		free(s);
+		return CORE_ENOMEM;
+	}
+	atomic_init(&s->tab, NULL);
 	*out = s;
 	return CORE_OK;
-
-out_free_store:
-	free(s);
-	return CORE_ENOMEM;
 }
 
 void store_free(struct store *s)
 {
+	struct table *t;
 	size_t i;
 
 	if (!s)
 		return;
-	for (i = 0; i < s->n; i++)
-		mesh_unref(s->tab[i].mesh);
-	free(s->tab);
-	pthread_rwlock_destroy(&s->lock);
+	t = atomic_load(&s->tab);
+	for (i = 0; t && i < t->n; i++)
+		mesh_unref(t->e[i].mesh);
+	free(t);
+	pthread_mutex_destroy(&s->wlock);
 	free(s);
+}
+
+/* A table of n entries, or NULL. */
+static struct table *table_alloc(size_t n)
+{
+	struct table *t;
+
+	if (n > (SIZE_MAX - sizeof(*t)) / sizeof(t->e[0]))
+		return NULL;
+	t = malloc(sizeof(*t) + n * sizeof(t->e[0]));
+	if (t)
+		t->n = n;
+	return t;
+}
+
+/* Publish t in place of old (under wlock), then, with wlock released, wait
+ * out the readers of old and free it. */
+static void table_swap(struct store *s, struct table *old, struct table *t)
+{
+	atomic_store(&s->tab, t);
+	atomic_fetch_add(&s->generation, 1);
+	pthread_mutex_unlock(&s->wlock);
+	rcu_synchronize();
+	free(old);
 }
 
 /* Byte classes, not <ctype.h>: the answer must not depend on the locale. */
@@ -92,11 +109,11 @@ int store_name_valid(const char *name)
 enum core_result store_put(struct store *s, const char *name, struct mesh *m,
 			   size_t max_meshes, uint64_t *version, int *created)
 {
-	struct mesh *drop = NULL;	/* unreferenced after the unlock */
+	struct mesh *drop = NULL;	/* unreferenced once no reader sees it */
+	struct table *old, *t;
 	struct store_entry *e;
-	enum core_result r = CORE_OK;
+	size_t i, n;
 	uint64_t v;
-	size_t i;
 	int found;
 
 	if (!m)
@@ -106,31 +123,38 @@ enum core_result store_put(struct store *s, const char *name, struct mesh *m,
 		return CORE_EINVAL;
 	}
 
-	pthread_rwlock_wrlock(&s->lock);
-	i = nametab_find(s->tab, s->n, sizeof(*s->tab), name, &found);
+	pthread_mutex_lock(&s->wlock);
+	old = atomic_load(&s->tab);
+	n = old ? old->n : 0;
+	i = nametab_find(old ? old->e : NULL, n, sizeof(old->e[0]), name, &found);
+	if (!found && max_meshes && n >= max_meshes) {
+		pthread_mutex_unlock(&s->wlock);
+		mesh_unref(m);
+		return CORE_ETOOBIG;
+	}
+	t = table_alloc(found ? n : n + 1);
+	if (!t) {
+		pthread_mutex_unlock(&s->wlock);
+		mesh_unref(m);
+		return CORE_ENOMEM;
+	}
+	if (n)
+		memcpy(t->e, old->e, i * sizeof(t->e[0]));
+	e = &t->e[i];
 	if (found) {
-		e = &s->tab[i];
+		memcpy(t->e + i + 1, old->e + i + 1, (n - i - 1) * sizeof(t->e[0]));
+		*e = old->e[i];
 		drop = e->mesh;
-		e->mesh = m;
 		v = ++e->version;
 	} else {
-		if (max_meshes && s->n >= max_meshes) {
-			r = CORE_ETOOBIG;
-			goto out_unlock;
-		}
-		void *tab = s->tab;
-
-		e = nametab_insert(&tab, &s->n, &s->cap, sizeof(*s->tab), i, name);
-		s->tab = tab;
-		if (!e) {
-			r = CORE_ENOMEM;
-			goto out_unlock;
-		}
-		e->mesh = m;
+		if (n)
+			memcpy(t->e + i + 1, old->e + i, (n - i) * sizeof(t->e[0]));
+		memset(e, 0, sizeof(*e));
+		memcpy(e->name, name, strlen(name));
 		v = e->version = 1;
 	}
-	atomic_fetch_add(&s->generation, 1);
-	pthread_rwlock_unlock(&s->lock);
+	e->mesh = m;
+	table_swap(s, old, t);
 
 	mesh_unref(drop);
 	if (version)
@@ -138,53 +162,77 @@ enum core_result store_put(struct store *s, const char *name, struct mesh *m,
 	if (created)
 		*created = !found;
 	return CORE_OK;
-
-out_unlock:
-	pthread_rwlock_unlock(&s->lock);
-	mesh_unref(m);
-	return r;
 }
 
-struct mesh *store_get(struct store *s, const char *name, uint64_t *version)
+void store_read_begin(void)
 {
-	struct mesh *m = NULL;
+	rcu_read_lock();
+}
+
+void store_read_end(void)
+{
+	rcu_read_unlock();
+}
+
+struct mesh *store_peek(struct store *s, const char *name, uint64_t *version)
+{
+	struct table *t;
 	size_t i;
 	int found;
 
 	if (!store_name_valid(name))
 		return NULL;
+	t = atomic_load(&s->tab);
+	if (!t)
+		return NULL;
+	i = nametab_find(t->e, t->n, sizeof(t->e[0]), name, &found);
+	if (!found)
+		return NULL;
+	if (version)
+		*version = t->e[i].version;
+	return t->e[i].mesh;
+}
 
-	pthread_rwlock_rdlock(&s->lock);
-	i = nametab_find(s->tab, s->n, sizeof(*s->tab), name, &found);
-	if (found) {
-		m = mesh_ref(s->tab[i].mesh);
-		if (version)
-			*version = s->tab[i].version;
-	}
-	pthread_rwlock_unlock(&s->lock);
+struct mesh *store_get(struct store *s, const char *name, uint64_t *version)
+{
+	struct mesh *m;
+
+	rcu_read_lock();
+	m = store_peek(s, name, version);
+	if (m)
+		mesh_ref(m);
+	rcu_read_unlock();
 	return m;
 }
 
 enum core_result store_delete(struct store *s, const char *name)
 {
-	struct mesh *drop = NULL;
+	struct table *old, *t;
+	struct mesh *drop;
 	size_t i;
 	int found;
 
 	if (!store_name_valid(name))
 		return CORE_ENOTFOUND;
 
-	pthread_rwlock_wrlock(&s->lock);
-	i = nametab_find(s->tab, s->n, sizeof(*s->tab), name, &found);
-	if (found) {
-		drop = s->tab[i].mesh;
-		nametab_remove(s->tab, &s->n, sizeof(*s->tab), i);
-		atomic_fetch_add(&s->generation, 1);
-	}
-	pthread_rwlock_unlock(&s->lock);
-
-	if (!found)
+	pthread_mutex_lock(&s->wlock);
+	old = atomic_load(&s->tab);
+	i = old ? nametab_find(old->e, old->n, sizeof(old->e[0]), name, &found) : 0;
+	if (!old || !found) {
+		pthread_mutex_unlock(&s->wlock);
 		return CORE_ENOTFOUND;
+	}
+	t = old->n > 1 ? table_alloc(old->n - 1) : NULL;
+	if (old->n > 1 && !t) {
+		pthread_mutex_unlock(&s->wlock);
+		return CORE_ENOMEM;
+	}
+	if (t) {
+		memcpy(t->e, old->e, i * sizeof(t->e[0]));
+		memcpy(t->e + i, old->e + i + 1, (old->n - i - 1) * sizeof(t->e[0]));
+	}
+	drop = old->e[i].mesh;
+	table_swap(s, old, t);
 	mesh_unref(drop);
 	return CORE_OK;
 }
@@ -192,22 +240,24 @@ enum core_result store_delete(struct store *s, const char *name)
 enum core_result store_list(struct store *s, struct store_entry **out, size_t *n)
 {
 	struct store_entry *e = NULL;
+	struct table *t;
 	size_t i, count;
 
-	pthread_rwlock_rdlock(&s->lock);
-	count = s->n;
+	rcu_read_lock();
+	t = atomic_load(&s->tab);
+	count = t ? t->n : 0;
 	if (count) {
-		/* n * sizeof cannot overflow: tab already holds that many */
+		/* n * sizeof cannot overflow: the table already holds that many */
 		e = malloc(count * sizeof(*e));
 		if (!e) {
-			pthread_rwlock_unlock(&s->lock);
+			rcu_read_unlock();
 			return CORE_ENOMEM;
 		}
-		memcpy(e, s->tab, count * sizeof(*e));
+		memcpy(e, t->e, count * sizeof(*e));
 		for (i = 0; i < count; i++)
 			mesh_ref(e[i].mesh);
 	}
-	pthread_rwlock_unlock(&s->lock);
+	rcu_read_unlock();
 
 	*out = e;
 	*n = count;
@@ -228,17 +278,19 @@ void store_list_free(struct store_entry *e, size_t n)
 void store_totals(struct store *s, size_t *meshes, size_t *triangles, size_t *bytes)
 {
 	struct mesh_info info;
+	struct table *t;
 	size_t i, tris = 0, mem = 0;
 	size_t count;
 
-	pthread_rwlock_rdlock(&s->lock);
-	count = s->n;
+	rcu_read_lock();
+	t = atomic_load(&s->tab);
+	count = t ? t->n : 0;
 	for (i = 0; i < count; i++) {
-		mesh_get_info(s->tab[i].mesh, &info);
+		mesh_get_info(t->e[i].mesh, &info);
 		tris += info.triangles;
 		mem += info.memory_bytes;
 	}
-	pthread_rwlock_unlock(&s->lock);
+	rcu_read_unlock();
 
 	if (meshes)
 		*meshes = count;

@@ -2,10 +2,13 @@
  *
  * A name maps to one immutable mesh and a version (1 when created, +1 on each
  * replace; a deleted-then-created name starts at 1 again). Readers take a
- * reference (store_get) and query without any lock held; a replace builds
- * the new mesh before it calls store_put, which only swaps a pointer under
- * the write lock, so readers are never blocked for the length of a build and
- * queries in flight finish on the version they hold. Thread-safe throughout.
+ * reference (store_get), or look a mesh up inside a read section
+ * (store_peek) and use it without taking a reference until the section ends:
+ * neither takes a lock. A replace builds the new mesh before it calls
+ * store_put, which publishes a copy of the table with the new pointer, so
+ * readers are never blocked, and queries in flight finish on the version
+ * they hold; store_put and store_delete return once no read section can
+ * still see what they dropped. Thread-safe throughout.
  */
 #ifndef CORE_STORE_H
 #define CORE_STORE_H
@@ -36,6 +39,16 @@ enum core_result store_put(struct store *s, const char *name, struct mesh *m,
 
 /* A new reference to the named mesh (release with mesh_unref), or NULL. */
 struct mesh *store_get(struct store *s, const char *name, uint64_t *version);
+
+/*
+ * A read section (rcu.h), for the queries: no lock, no shared write. Inside
+ * it store_peek gives the named mesh (or NULL) without a reference, valid
+ * until store_read_end. Sections nest. Never call store_put or store_delete
+ * inside one: they wait for the sections in progress to end.
+ */
+void store_read_begin(void);
+struct mesh *store_peek(struct store *s, const char *name, uint64_t *version);
+void store_read_end(void);
 
 /* CORE_OK, or CORE_ENOTFOUND. */
 enum core_result store_delete(struct store *s, const char *name);

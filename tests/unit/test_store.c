@@ -3,6 +3,7 @@
 #include <check.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -685,6 +686,20 @@ static void *race_reader(void *arg)
 		}
 
 		snprintf(name, sizeof(name), "r%u", j);
+		if (rd->id % 2) {
+			/* the queries' path: no reference, inside a read section */
+			store_read_begin();
+			m = store_peek(rc->s, name, &v);
+			if (m) {
+				rd->found++;
+				if (v < 1 || v > RACE_VERSIONS ||
+				    triangles_of(m) != tris_for(v) ||
+				    ray_count(m, 100.0f * j) != tris_for(v))
+					rd->bad++;
+			}
+			store_read_end();
+			continue;
+		}
 		m = store_get(rc->s, name, &v);
 		if (!m)
 			continue;
@@ -739,6 +754,81 @@ START_TEST(test_concurrent_replace)
 }
 END_TEST
 
+/* ---- read sections: a delete waits for the section that peeked the mesh */
+
+struct pinned {
+	struct store *s;
+	pthread_barrier_t peeked;
+	int seen_ok;			/* the mesh read whole after the delete began */
+	atomic_int done;		/* the section ended */
+};
+
+static void *pin_reader(void *arg)
+{
+	struct pinned *p = arg;
+	const struct timespec nap = { 0, 50 * 1000000L };
+	struct mesh *m;
+	uint64_t v = 0;
+
+	store_read_begin();
+	m = store_peek(p->s, "held", &v);
+	pthread_barrier_wait(&p->peeked);
+	nanosleep(&nap, NULL);	/* the delete is under way meanwhile */
+	p->seen_ok = m && v == 1 && triangles_of(m) == 5 && ray_count(m, 0.0f) == 5;
+	atomic_store(&p->done, 1);
+	store_read_end();
+	return NULL;
+}
+
+START_TEST(test_delete_waits_for_sections)
+{
+	struct pinned p;
+	pthread_t t;
+	uint64_t v = 0;
+
+	memset(&p, 0, sizeof(p));
+	p.s = new_store();
+	ck_assert_int_eq(store_put(p.s, "held", build_stack(5, 0.0f), 0, &v, NULL), CORE_OK);
+	ck_assert_int_eq(pthread_barrier_init(&p.peeked, NULL, 2), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, pin_reader, &p), 0);
+	pthread_barrier_wait(&p.peeked);
+	ck_assert_int_eq(store_delete(p.s, "held"), CORE_OK);
+	/* it returned only after the reader's section ended */
+	ck_assert_int_eq(atomic_load(&p.done), 1);
+	ck_assert_ptr_null(store_get(p.s, "held", NULL));
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_int_eq(p.seen_ok, 1);
+	pthread_barrier_destroy(&p.peeked);
+	store_free(p.s);
+	assert_all_freed();
+}
+END_TEST
+
+/* A section begun after the write does not hold the writer up, and nested
+ * sections end with the outermost. */
+START_TEST(test_sections_nest)
+{
+	struct store *s = new_store();
+	struct mesh *m;
+
+	ck_assert_int_eq(store_put(s, "a", build_stack(3, 0.0f), 0, NULL, NULL), CORE_OK);
+	store_read_begin();
+	store_read_begin();
+	m = store_peek(s, "a", NULL);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_null(store_peek(s, "b", NULL));
+	ck_assert_ptr_null(store_peek(s, "bad name", NULL));
+	store_read_end();
+	ck_assert_uint_eq(triangles_of(m), 3);
+	store_read_end();
+	/* outside every section: a write returns at once */
+	ck_assert_int_eq(store_put(s, "a", build_stack(4, 0.0f), 0, NULL, NULL), CORE_OK);
+	ck_assert_int_eq(store_delete(s, "a"), CORE_OK);
+	store_free(s);
+	assert_all_freed();
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	const int nnames = (int)(sizeof(names) / sizeof(names[0]));
@@ -762,6 +852,8 @@ static Suite *store_suite(void)
 	/* generous: TSan slows the race down a lot */
 	tcase_set_timeout(tr, 120);
 	tcase_add_test(tr, test_concurrent_replace);
+	tcase_add_test(tr, test_delete_waits_for_sections);
+	tcase_add_test(tr, test_sections_nest);
 	suite_add_tcase(s, tr);
 	return s;
 }
