@@ -1,4 +1,5 @@
 /* router.c - the route table: (method, path) to an operation, access and label. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,31 +42,75 @@ static const struct route_path paths[] = {
 #define NPATHS (sizeof(paths) / sizeof(paths[0]))
 #define NMETHODS (sizeof(paths[0].methods) / sizeof(paths[0].methods[0]))
 
-/* 1 when path matches pattern; the placeholder's segment goes to *seg and
- * *seg_len (the label keeps the placeholder's own name: {name}, {world}). */
-static int path_match(const char *pattern, const char *path, const char **seg, size_t *seg_len)
+/*
+ * Paths are compared segment by segment: the path is cut at its slashes
+ * once, and each pattern's segments were cut once (patterns_cut), so most
+ * patterns are passed over on their segment count alone.
+ */
+#define SEG_MAX 4
+
+struct segs {
+	unsigned n;
+	const char *p[SEG_MAX];
+	size_t len[SEG_MAX];
+};
+
+/* Cut path ("/a/b/c") into its segments; 0 when it does not start with '/'
+ * or has more than SEG_MAX of them (no route has). Empty segments are kept:
+ * they match nothing. */
+static int cut(const char *path, struct segs *sg)
 {
+	sg->n = 0;
+	if (*path != '/')
+		return 0;
+	while (*path == '/') {
+		const char *start = ++path;
+
+		while (*path && *path != '/')
+			path++;
+		if (sg->n == SEG_MAX)
+			return 0;
+		sg->p[sg->n] = start;
+		sg->len[sg->n] = (size_t)(path - start);
+		sg->n++;
+	}
+	return 1;
+}
+
+static struct segs pattern_segs[sizeof(paths) / sizeof(paths[0])];
+static pthread_once_t patterns_once = PTHREAD_ONCE_INIT;
+
+static void patterns_cut(void)
+{
+	size_t k;
+
+	for (k = 0; k < sizeof(paths) / sizeof(paths[0]); k++)
+		cut(paths[k].pattern, &pattern_segs[k]);
+}
+
+/* 1 when the path's segments match pattern k's: literals byte for byte, a
+ * "{...}" any non-empty segment, whose place goes to *seg and *seg_len. */
+static int segs_match(size_t k, const struct segs *path, const char **seg, size_t *seg_len)
+{
+	const struct segs *pat = &pattern_segs[k];
+	unsigned i;
+
+	if (pat->n != path->n)
+		return 0;
 	*seg = NULL;
 	*seg_len = 0;
-	while (*pattern) {
-		if (*pattern == '{') {
-			const char *close = strchr(pattern, '}');
-			size_t n = strcspn(path, "/");
-
-			if (!close || n == 0)
+	for (i = 0; i < pat->n; i++) {
+		if (pat->p[i][0] == '{') {
+			if (!path->len[i])
 				return 0;
-			*seg = path;
-			*seg_len = n;
-			path += n;
-			pattern = close + 1;
-			continue;
-		}
-		if (*pattern != *path)
+			*seg = path->p[i];
+			*seg_len = path->len[i];
+		} else if (pat->len[i] != path->len[i] ||
+			   memcmp(pat->p[i], path->p[i], pat->len[i]) != 0) {
 			return 0;
-		pattern++;
-		path++;
+		}
 	}
-	return *path == '\0';
+	return 1;
 }
 
 /*
@@ -78,6 +123,7 @@ enum api_err api_route_match(const char *method, const char *path, struct api_ro
 			     struct api_match *m)
 {
 	const struct route_path *rp = NULL;
+	struct segs sg;
 	const char *seg = NULL;
 	size_t k, seg_len = 0, alen = 0;
 
@@ -89,10 +135,11 @@ enum api_err api_route_match(const char *method, const char *path, struct api_ro
 	m->name[0] = '\0';
 	m->name_raw = NULL;
 	m->name_raw_len = 0;
-	if (!method || !path)
+	if (!method || !path || !cut(path, &sg))
 		return API_NOT_FOUND;
+	pthread_once(&patterns_once, patterns_cut);
 	for (k = 0; k < NPATHS && !rp; k++)
-		if (path_match(paths[k].pattern, path, &seg, &seg_len))
+		if (segs_match(k, &sg, &seg, &seg_len))
 			rp = &paths[k];
 	if (!rp)
 		return API_NOT_FOUND;

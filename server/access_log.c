@@ -11,6 +11,12 @@ size_t access_escape_path(char *out, size_t cap, const char *raw)
 	static const char hex[] = "0123456789abcdef";
 	size_t n = 0;
 
+	/* the usual path needs no escape: copy it as is */
+	while (n + 5 < cap && raw[n] > 0x20 && raw[n] < 0x7f && raw[n] != '"' && raw[n] != '\\') {
+		out[n] = raw[n];
+		n++;
+	}
+	raw += n;
 	for (; *raw && n + 5 < cap; raw++) {
 		unsigned char c = (unsigned char)*raw;
 

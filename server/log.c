@@ -64,32 +64,39 @@ static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
 
 void log_timestamp(char out[27])
 {
+	/* the date and time to the second, formatted once per second per thread */
+	static _Thread_local char cached[19];
+	static _Thread_local int64_t cached_sec = -1;
 	struct timespec ts;
 	int64_t days, secs, y;
 	unsigned mo, d, us, i;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	days = ts.tv_sec / 86400;
-	secs = ts.tv_sec % 86400;
-	if (secs < 0) {
-		secs += 86400;
-		days--;
+	if (ts.tv_sec != cached_sec) {
+		days = ts.tv_sec / 86400;
+		secs = ts.tv_sec % 86400;
+		if (secs < 0) {
+			secs += 86400;
+			days--;
+		}
+		civil_from_days(days, &y, &mo, &d);
+		if (y < 0 || y > 9999)
+			y = 0;
+		put2(cached, (unsigned)(y / 100));
+		put2(cached + 2, (unsigned)(y % 100));
+		cached[4] = '-';
+		put2(cached + 5, mo);
+		cached[7] = '-';
+		put2(cached + 8, d);
+		cached[10] = 'T';
+		put2(cached + 11, (unsigned)(secs / 3600));
+		cached[13] = ':';
+		put2(cached + 14, (unsigned)(secs / 60 % 60));
+		cached[16] = ':';
+		put2(cached + 17, (unsigned)(secs % 60));
+		cached_sec = ts.tv_sec;
 	}
-	civil_from_days(days, &y, &mo, &d);
-	if (y < 0 || y > 9999)
-		y = 0;
-	put2(out, (unsigned)(y / 100));
-	put2(out + 2, (unsigned)(y % 100));
-	out[4] = '-';
-	put2(out + 5, mo);
-	out[7] = '-';
-	put2(out + 8, d);
-	out[10] = 'T';
-	put2(out + 11, (unsigned)(secs / 3600));
-	out[13] = ':';
-	put2(out + 14, (unsigned)(secs / 60 % 60));
-	out[16] = ':';
-	put2(out + 17, (unsigned)(secs % 60));
+	memcpy(out, cached, sizeof(cached));
 	out[19] = '.';
 	us = (unsigned)(ts.tv_nsec / 1000);
 	for (i = 0; i < 6; i++) {

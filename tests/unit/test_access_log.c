@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "access_log.h"
+#include "log.h"
 
 START_TEST(test_escape_plain_and_special)
 {
@@ -84,6 +86,79 @@ START_TEST(test_format_matches_snprintf)
 }
 END_TEST
 
+/* The escape of random paths (plain runs, specials, bytes >= 0x80, all
+ * lengths and room) equals a byte-at-a-time reference. */
+static size_t escape_ref(char *out, size_t cap, const char *raw)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+
+	for (; *raw && n + 5 < cap; raw++) {
+		unsigned char c = (unsigned char)*raw;
+
+		if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+			out[n++] = '\\';
+			out[n++] = 'x';
+			out[n++] = hex[c >> 4];
+			out[n++] = hex[c & 15];
+		} else {
+			out[n++] = (char)c;
+		}
+	}
+	if (*raw) {
+		memcpy(out + n, "...", 3);
+		n += 3;
+	}
+	return n;
+}
+
+START_TEST(test_escape_matches_reference)
+{
+	static const char specials[] = { ' ', '"', '\\', 0x01, 0x1f, 0x7f, (char)0x80, (char)0xff };
+	unsigned seed = 777;
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		char raw[300], want[200], got[200];
+		size_t len = (size_t)(rand_r(&seed) % 299), cap = 6 + (size_t)(rand_r(&seed) % 194), k, n;
+
+		for (k = 0; k < len; k++)
+			raw[k] = rand_r(&seed) % 8 ? (char)('!' + rand_r(&seed) % 94) :
+						     specials[rand_r(&seed) % sizeof(specials)];
+		raw[len] = '\0';
+		n = escape_ref(want, cap, raw);
+		ck_assert_uint_eq(access_escape_path(got, cap, raw), n);
+		ck_assert(memcmp(got, want, n) == 0);
+	}
+}
+END_TEST
+
+/* The timestamp's date and time (formatted once a second per thread) are
+ * gmtime's for the same second. */
+START_TEST(test_timestamp_is_utc)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		char ts[27], a[32], b[32];
+		time_t t0 = time(NULL), t1;
+		struct tm tm;
+
+		log_timestamp(ts);
+		t1 = time(NULL);
+		strftime(a, sizeof(a), "%Y-%m-%dT%H:%M:%S", gmtime_r(&t0, &tm));
+		strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%S", gmtime_r(&t1, &tm));
+		ck_assert_msg(memcmp(ts, a, 19) == 0 || memcmp(ts, b, 19) == 0, "%.27s vs %s", ts, a);
+		ck_assert(ts[19] == '.' && ts[26] == 'Z');
+		if (i == 1) {
+			const struct timespec nap = { 1, 100000000L };	/* into the next second */
+
+			nanosleep(&nap, NULL);
+		}
+	}
+}
+END_TEST
+
 static Suite *access_log_suite(void)
 {
 	Suite *s = suite_create("access_log");
@@ -93,6 +168,8 @@ static Suite *access_log_suite(void)
 	tcase_add_test(tc, test_escape_cut);
 	tcase_add_test(tc, test_remote);
 	tcase_add_test(tc, test_format_matches_snprintf);
+	tcase_add_test(tc, test_escape_matches_reference);
+	tcase_add_test(tc, test_timestamp_is_utc);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -165,6 +165,88 @@ START_TEST(test_route)
 }
 END_TEST
 
+/* The patterns, as the contract names them (openapi.yaml's paths). */
+static const char *const patterns[] = {
+	"/v1/openapi.yaml", "/v1/meshes", "/v1/meshes/{name}", "/v1/meshes/{name}/raycast",
+	"/v1/meshes/{name}/segment", "/v1/meshes/{name}/overlap", "/v1/obb/raycast",
+	"/v1/hitscan", "/v1/worlds", "/v1/worlds/{world}", "/v1/worlds/{world}/snapshots",
+	"/v1/worlds/{world}/hitscan", "/v1/worlds/{world}/raycast",
+};
+
+/* Reference matcher, byte by byte: a "{...}" matches one non-empty run of
+ * bytes other than '/'. */
+static int ref_match(const char *pattern, const char *path)
+{
+	while (*pattern) {
+		if (*pattern == '{') {
+			size_t n = strcspn(path, "/");
+
+			if (n == 0)
+				return 0;
+			path += n;
+			pattern = strchr(pattern, '}') + 1;
+			continue;
+		}
+		if (*pattern++ != *path++)
+			return 0;
+	}
+	return *path == '\0';
+}
+
+/* Random paths built from the patterns' pieces, stray slashes and bytes:
+ * the router finds the pattern the reference finds, or none. */
+START_TEST(test_route_matches_reference)
+{
+	static const char *const pieces[] = {
+		"/", "/", "/", "v1", "meshes", "worlds", "openapi.yaml", "obb", "raycast",
+		"segment", "overlap", "hitscan", "snapshots", "lvl", "a.b-c_1", "", "//", "v2",
+		"{name}", "%00", "meshes/", "x",
+	};
+	unsigned seed = 4242;
+	int i, matched = 0;
+
+	for (i = 0; i < 50000; i++) {
+		char path[160] = "";
+		struct api_route_info info;
+		const char *want = "unmatched";
+		size_t k, np = 1 + (size_t)(rand_r(&seed) % 9);
+
+		if (rand_r(&seed) % 2) {
+			/* a pattern with its placeholder filled, now and then bent */
+			const char *pt = patterns[rand_r(&seed) % (sizeof(patterns) / sizeof(patterns[0]))];
+			const char *open = strchr(pt, '{');
+			const char *fill = rand_r(&seed) % 4 ? "lvl" :
+				pieces[rand_r(&seed) % (sizeof(pieces) / sizeof(pieces[0]))];
+
+			if (open) {
+				strncat(path, pt, (size_t)(open - pt));
+				strcat(path, fill);
+				strcat(path, strchr(open, '}') + 1);
+			} else {
+				strcat(path, pt);
+			}
+			if (rand_r(&seed) % 4 == 0)
+				strcat(path, pieces[rand_r(&seed) % (sizeof(pieces) / sizeof(pieces[0]))]);
+			np = 0;
+		} else if (rand_r(&seed) % 2) {
+			strcat(path, "/v1");
+		}
+		for (k = 0; k < np; k++)
+			strcat(path, pieces[rand_r(&seed) % (sizeof(pieces) / sizeof(pieces[0]))]);
+		for (k = 0; k < sizeof(patterns) / sizeof(patterns[0]); k++)
+			if (ref_match(patterns[k], path)) {
+				want = patterns[k];
+				break;
+			}
+		api_route("GET", path, &info);
+		ck_assert_msg(strcmp(info.label, want) == 0, "%s: got %s, want %s", path,
+			      info.label, want);
+		matched += strcmp(want, "unmatched") != 0;
+	}
+	ck_assert_int_gt(matched, 2000);
+}
+END_TEST
+
 START_TEST(test_handle_404_405)
 {
 	struct api_response r;
@@ -371,6 +453,7 @@ static Suite *router_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, test_err_table, 0, (int)(sizeof(err_rows) / sizeof(err_rows[0])));
 	tcase_add_test(tc, test_err_table_out_of_range);
+	tcase_add_test(tc, test_route_matches_reference);
 	tcase_add_test(tc, test_api_error_body);
 	tcase_add_loop_test(tc, test_route, 0, (int)(sizeof(route_rows) / sizeof(route_rows[0])));
 	tcase_add_test(tc, test_handle_404_405);
