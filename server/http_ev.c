@@ -53,6 +53,7 @@ struct ev_conn {
 	struct ev_conn *prev, *next;	/* the worker's connections */
 	int fd;
 	enum ev_state state;
+	uint64_t active_sec;	/* the worker's clock when bytes last moved */
 	int line_seen;		/* the request line is in: header deadline armed */
 	int keep_alive;		/* another request may follow this one */
 	int closing;		/* close once the answer has gone */
@@ -87,6 +88,8 @@ struct ev_worker {
 	int epfd, lfd, wakefd;
 	atomic_int in_flight;		/* written by this worker only */
 	struct ev_conn conns;		/* sentinel of a circular list */
+	uint64_t now_sec;		/* CLOCK_MONOTONIC_COARSE seconds, read once per wake-up */
+	uint64_t swept_sec;		/* the last idle sweep */
 	time_t date_sec;		/* the Date header, formatted once a second */
 	char date[40];
 } __attribute__((aligned(64)));
@@ -442,7 +445,6 @@ static int process_head(struct ev_conn *c)
 static int body_done(struct ev_conn *c)
 {
 	conn_watch_arm(&c->watch, 0, WATCH_NONE);
-	c->in_off = c->in_off < c->in_len ? c->in_off : c->in_len;
 	return answer_request(c);
 }
 
@@ -506,6 +508,7 @@ static int conn_fill(struct ev_conn *c)
 	    r->cap - r->len > c->body_left) {
 		n = recv(c->fd, r->body + r->len, (size_t)c->body_left, 0);
 		if (n > 0) {
+			c->active_sec = c->w->now_sec;
 			http_on_body_direct(s, r, (size_t)n);
 			c->body_left -= (uint64_t)n;
 			return 1;
@@ -521,6 +524,7 @@ static int conn_fill(struct ev_conn *c)
 			return -1;	/* cannot happen: heads are cut at HTTP_HEAD_MAX */
 		n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
 		if (n > 0) {
+			c->active_sec = c->w->now_sec;
 			c->in_len += (size_t)n;
 			return 1;
 		}
@@ -558,6 +562,7 @@ static int conn_flush(struct ev_conn *c)
 		mh.msg_iovlen = (size_t)k;
 		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
 		if (n > 0) {
+			c->active_sec = c->w->now_sec;
 			c->out_off += (size_t)n;
 			continue;
 		}
@@ -661,6 +666,7 @@ static void accept_all(struct ev_worker *w)
 		c->fd = fd;
 		c->peer = peer;
 		c->state = EV_HEAD;
+		c->active_sec = w->now_sec;
 		c->next = w->conns.next;
 		c->prev = &w->conns;
 		w->conns.next->prev = c;
@@ -696,6 +702,34 @@ static void worker_drain(struct ev_worker *w)
 	}
 }
 
+static uint64_t coarse_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
+/*
+ * libmicrohttpd's --connection-timeout: a connection on which no byte has
+ * moved for that many seconds is closed, whatever it was doing. Checked
+ * once a second over this worker's connections, with its coarse clock.
+ */
+static void worker_sweep(struct ev_worker *w)
+{
+	uint64_t timeout = w->s->p.cfg->connection_timeout;
+	struct ev_conn *c, *next;
+
+	if (w->now_sec == w->swept_sec)
+		return;
+	w->swept_sec = w->now_sec;
+	for (c = w->conns.next; c != &w->conns; c = next) {
+		next = c->next;
+		if (timeout && w->now_sec - c->active_sec > timeout)
+			conn_close(c);
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	struct ev_worker *w = arg;
@@ -705,7 +739,8 @@ static void *worker_main(void *arg)
 	while (phase != EV_STOP) {
 		int i, n, woken = 0;
 
-		n = epoll_wait(w->epfd, evs, EV_EVENTS, -1);
+		n = epoll_wait(w->epfd, evs, EV_EVENTS, 1000);
+		w->now_sec = coarse_sec();
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -720,9 +755,10 @@ static void *worker_main(void *arg)
 			else
 				conn_run(p);
 		}
+		/* after the batch: its events may name connections closed here */
+		worker_sweep(w);
 		if (!woken)
 			continue;
-		/* after the batch: its events may name connections closed here */
 		{
 			uint64_t v;
 
@@ -798,6 +834,7 @@ static int worker_init(struct ev_server *ev, struct ev_worker *w, int lfd, char 
 	w->lfd = lfd;
 	w->conns.next = w->conns.prev = &w->conns;
 	atomic_init(&w->in_flight, 0);
+	w->now_sec = w->swept_sec = coarse_sec();
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	w->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (w->epfd < 0 || w->wakefd < 0) {
