@@ -238,6 +238,16 @@ size_t http_unescape(char *s)
 	return (size_t)(w - s);
 }
 
+/* A query-string part: '+' is a space, then %XX (as libmicrohttpd). */
+static void unescape_query(char *s)
+{
+	char *p;
+
+	for (p = s; (p = strchr(p, '+')); p++)
+		*p = ' ';
+	http_unescape(s);
+}
+
 size_t http_parse_query(char *query, struct api_arg *args, size_t max)
 {
 	size_t n = 0;
@@ -252,11 +262,11 @@ size_t http_parse_query(char *query, struct api_arg *args, size_t max)
 		if (eq)
 			*eq = '\0';
 		if (*q || eq) {
-			http_unescape(q);
+			unescape_query(q);
 			args[n].key = q;
 			args[n].value = eq ? eq + 1 : "";
 			if (eq)
-				http_unescape(eq + 1);
+				unescape_query(eq + 1);
 			n++;
 		}
 		q = amp ? amp + 1 : NULL;

@@ -67,13 +67,14 @@ enum http_parse_result http_parse_head(char *buf, size_t len, struct http_parsed
 /* The status line's code for a result other than OK and INCOMPLETE. */
 int http_parse_status(enum http_parse_result r);
 
-/* Decode %XX in s in place (a malformed escape is kept as is; '+' stays:
- * as libmicrohttpd's MHD_http_unescape). The new length. */
+/* Decode %XX in s in place (a malformed escape is kept as is, as
+ * libmicrohttpd's MHD_http_unescape). The new length. */
 size_t http_unescape(char *s);
 
 /*
  * Split a query string (after '?', NUL-ended) into at most max key/value
- * pairs, decoded in place; a key without '=' has the value "". args[count]
+ * pairs, decoded in place ('+' is a space, then %XX: libmicrohttpd 0.9.75
+ * gives "a+b%41" as "a bA"); a key without '=' has the value "". args[count]
  * gets a NULL key. The count.
  */
 size_t http_parse_query(char *query, struct api_arg *args, size_t max);

@@ -202,7 +202,7 @@ START_TEST(test_query)
 	ck_assert_uint_eq(n, 6);
 	ck_assert_str_eq(args[0].key, "a");
 	ck_assert_str_eq(args[0].value, "1");
-	ck_assert_str_eq(args[1].value, "A++c");	/* '+' stays, as libmicrohttpd */
+	ck_assert_str_eq(args[1].value, "A+ c");	/* '+' is a space, %2b a '+' */
 	ck_assert_str_eq(args[2].key, "flag");
 	ck_assert_str_eq(args[2].value, "");
 	ck_assert_str_eq(args[3].key, "");
