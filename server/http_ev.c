@@ -801,9 +801,15 @@ static void ev_free(struct ev_server *ev)
 	free(ev);
 }
 
-/* Worker i's listening socket, bound to ss (port already read back for i > 0). */
-static int listen_socket(const struct sockaddr_storage *ss, int ipv6, char *err, size_t errlen,
-			 const struct config *cfg)
+/*
+ * A worker's listening socket bound to ss (for all but the first, with the
+ * port the first got); reuseport 0: a probe, bound and not listening.
+ * SO_REUSEPORT would let a second daemon on the same port share it
+ * silently, so the port is first probed without it: in use, the start
+ * fails as libmicrohttpd's does.
+ */
+static int listen_socket(const struct sockaddr_storage *ss, int ipv6, int reuseport, char *err,
+			 size_t errlen, const struct config *cfg)
 {
 	socklen_t len = ipv6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
 	int fd, one = 1;
@@ -814,8 +820,8 @@ static int listen_socket(const struct sockaddr_storage *ss, int ipv6, char *err,
 		return -1;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
-	    bind(fd, (const struct sockaddr *)ss, len) || listen(fd, 1024)) {
+	if ((reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one))) ||
+	    bind(fd, (const struct sockaddr *)ss, len) || (reuseport && listen(fd, 1024))) {
 		snprintf(err, errlen, "cannot start serving on %s port %u: %s", cfg->bind, cfg->port,
 			 strerror(errno));
 		close(fd);
@@ -897,8 +903,15 @@ int http_ev_start(struct http_server *s, char *err, size_t errlen)
 	memset(ev->workers, 0, sizeof(*ev->workers) * ev->nworkers);
 	for (i = 0; i < ev->nworkers; i++)
 		ev->workers[i].lfd = ev->workers[i].epfd = ev->workers[i].wakefd = -1;
+	if (cfg->port) {
+		int probe = listen_socket(&ss, ipv6, 0, err, errlen, cfg);
+
+		if (probe < 0)
+			goto out_free;
+		close(probe);
+	}
 	for (i = 0; i < ev->nworkers; i++) {
-		int lfd = listen_socket(&ss, ipv6, err, errlen, cfg);
+		int lfd = listen_socket(&ss, ipv6, 1, err, errlen, cfg);
 
 		if (lfd < 0 || worker_init(ev, &ev->workers[i], lfd, err, errlen))
 			goto out_free;
