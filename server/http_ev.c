@@ -248,13 +248,15 @@ static void answer_error(struct ev_conn *c, enum api_err e, const char *allow, c
 	api_response_release(&resp);
 }
 
-/* A head that is not a request (400, 431, 505): answer and close. Like
- * libmicrohttpd's own answers, it is neither logged nor counted. */
+/* A head that is not a request (400, 431, 505): answer and close, lingering
+ * (the rest of a big head may still arrive). Like libmicrohttpd's own
+ * answers, it is neither logged nor counted. */
 static void answer_bad_head(struct ev_conn *c, int status, const char *msg)
 {
 	struct api_response resp;
 
 	c->keep_alive = 0;
+	c->linger = 1;
 	c->head_method = 0;
 	c->minor = 1;
 	http_error_response(&resp, API_INVALID_REQUEST, NULL, msg);
