@@ -5,15 +5,11 @@
  * (http_respond.c) are shared with the epoll engine. */
 #include "http_impl.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,7 +17,6 @@
 #include "access_log.h"
 #include "config.h"
 #include "log.h"
-#include "metrics.h"
 
 #ifndef CONNECTION_POOL_BYTES
 #define CONNECTION_POOL_BYTES (16 * 1024)
