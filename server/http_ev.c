@@ -682,7 +682,7 @@ static void accept_all(struct ev_worker *w)
 			conn_close(c);
 			continue;
 		}
-		/* the request may already be there (TCP_DEFER_ACCEPT-like) */
+		/* its first bytes may be there already: no wait for an edge */
 		conn_run(c);
 	}
 }
