@@ -45,6 +45,8 @@ const char config_usage[] =
 	"  --max-world-snapshots N  snapshots one world keeps, >= 2 (256)\n"
 	"  --max-response-bytes SIZE  largest response body; a bigger answer is\n"
 	"                           413 payload_too_large (64M, at least 1K)\n"
+	"  --http-engine E          mhd (libmicrohttpd, default) or epoll (own\n"
+	"                           HTTP/1.1 server: plain HTTP only, no TLS)\n"
 	"  --tls-cert FILE          serve HTTPS with this PEM certificate (chain)\n"
 	"  --tls-key FILE           ... and this PEM private key\n"
 	"  --log-level LEVEL        debug, info, warn or error (info);\n"
@@ -101,6 +103,7 @@ static const struct opt opts[] = {
 	{ "max-world-hitboxes", OPT_COUNT, F(max_world_hitboxes), 1, UINT32_MAX >> 1 },
 	{ "max-world-snapshots", OPT_COUNT, F(max_world_snapshots), 2, 1u << 20 },
 	{ "max-response-bytes", OPT_COUNT, F(max_response_bytes), 1024, SIZE_MAX },
+	{ "http-engine", OPT_PATH, F(http_engine), 0, 0 },
 	{ "tls-cert", OPT_PATH, F(tls_cert), 0, 0 },
 	{ "tls-key", OPT_PATH, F(tls_key), 0, 0 },
 	{ "log-level", OPT_LEVEL, F(log_level), 0, 0 },
@@ -138,6 +141,7 @@ void config_defaults(struct config *cfg)
 	cfg->max_world_snapshots = 256;
 	cfg->max_response_bytes = (size_t)64 << 20;
 	cfg->log_level = LOG_INFO;
+	cfg->http_engine = "mhd";
 	cfg->connection_timeout = 30;
 	cfg->header_timeout = 60;	/* nginx client_header_timeout */
 	cfg->body_timeout = 60;
@@ -333,6 +337,15 @@ static int check_combinations(const struct config *cfg, char *err, size_t errlen
 	if (!cfg->tls_cert != !cfg->tls_key) {
 		snprintf(err, errlen, "%s: --tls-cert and --tls-key must be given together",
 			 cfg->tls_cert ? "--tls-key" : "--tls-cert");
+		return -1;
+	}
+	if (strcmp(cfg->http_engine, "mhd") != 0 && strcmp(cfg->http_engine, "epoll") != 0) {
+		snprintf(err, errlen, "--http-engine: '%s' is not one of mhd, epoll", cfg->http_engine);
+		return -1;
+	}
+	if (strcmp(cfg->http_engine, "epoll") == 0 && cfg->tls_cert) {
+		snprintf(err, errlen,
+			 "--http-engine: epoll serves plain HTTP only; TLS (--tls-cert) needs --http-engine mhd");
 		return -1;
 	}
 	if (cfg->read_key && !cfg->api_key) {

@@ -1,7 +1,9 @@
-/* http.h - the libmicrohttpd transport: connections, TLS, early refusals
+/* http.h - the HTTP transport: connections, TLS, early refusals
  * (404/405/401/403/413/503 before any body is read), bounded bodies, the ops
  * endpoints (/healthz, /readyz, /metrics), access log and metrics, and a
- * graceful stop.
+ * graceful stop. Two engines behind one API (cfg->http_engine): libmicrohttpd
+ * (http_mhd.c, the default and the only one with TLS) and an own epoll
+ * HTTP/1.1 server (http_ev.c).
  *
  * Everything a request needs comes from struct http_params, which must
  * outlive the server; nothing here is global.

@@ -6,15 +6,6 @@
 #include <string.h>
 #include <strings.h>
 
-struct head_scan {
-	struct http_head *head;
-	enum api_err err;
-	int close_now;
-	int hosts;
-	char *msg;
-	size_t msglen;
-};
-
 /* RFC 9110 5.6.2: tchar. */
 static int is_tchar(unsigned char ch)
 {
@@ -22,7 +13,7 @@ static int is_tchar(unsigned char ch)
 	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
 }
 
-static void fail(struct head_scan *h, enum api_err e, const char *fmt, const char *name)
+static void fail(struct http_head_scan *h, enum api_err e, const char *fmt, const char *name)
 {
 	if (h->err != API_OK)
 		return;
@@ -30,25 +21,33 @@ static void fail(struct head_scan *h, enum api_err e, const char *fmt, const cha
 	snprintf(h->msg, h->msglen, fmt, name);
 }
 
-static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key,
-				   size_t key_size, const char *value, size_t value_size)
+void http_scan_init(struct http_head_scan *h, struct http_head *head, char *msg, size_t msglen)
 {
-	struct head_scan *h = cls;
+	memset(h, 0, sizeof(*h));
+	memset(head, 0, sizeof(*head));
+	h->head = head;
+	h->msg = msg;
+	h->msglen = msglen;
+}
+
+int http_scan_header(struct http_head_scan *h, const char *key, size_t key_size,
+		     const char *value, size_t value_size)
+{
 	size_t i;
 
 	if (key_size == 0) {
 		fail(h, API_INVALID_REQUEST, "header: empty name%s", "");
-		return MHD_NO;
+		return -1;
 	}
 	for (i = 0; i < key_size; i++) {
 		if (!is_tchar((unsigned char)key[i])) {
 			fail(h, API_INVALID_REQUEST, "header %.40s: the name is not a token", key);
-			return MHD_NO;
+			return -1;
 		}
 	}
 	if (value && memchr(value, '\0', value_size)) {
 		fail(h, API_INVALID_REQUEST, "header %.40s: the value holds a NUL byte", key);
-		return MHD_NO;
+		return -1;
 	}
 	/* dispatch on the length first: most headers are none of these */
 	switch (key_size) {
@@ -71,7 +70,7 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
 		    strcmp(h->head->content_length, value ? value : "") != 0) {
 			fail(h, API_INVALID_REQUEST, "header %s: given twice with different values",
 			     MHD_HTTP_HEADER_CONTENT_LENGTH);
-			return MHD_NO;
+			return -1;
 		}
 		h->head->content_length = value ? value : "";
 		break;
@@ -81,7 +80,7 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
 			fail(h, API_UNSUPPORTED_MEDIA_TYPE,
 			     "header %s: bodies are accepted without content coding",
 			     MHD_HTTP_HEADER_CONTENT_ENCODING);
-			return MHD_NO;
+			return -1;
 		}
 		break;
 	case 17:
@@ -93,31 +92,38 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
 			fail(h, API_INVALID_REQUEST, "header %s: only chunked is accepted",
 			     MHD_HTTP_HEADER_TRANSFER_ENCODING);
 			h->close_now = 1;
-			return MHD_NO;
+			return -1;
 		}
 		break;
 	default:
 		break;
 	}
-	return MHD_YES;
+	return 0;
+}
+
+enum api_err http_scan_end(struct http_head_scan *h, int http11, int *close_now)
+{
+	*close_now = h->close_now;
+	if (h->err == API_OK && h->hosts == 0 && http11) {
+		h->err = API_INVALID_REQUEST;
+		snprintf(h->msg, h->msglen, "header Host: required in HTTP/1.1");
+	}
+	return h->err;
+}
+
+/* libmicrohttpd's iterator over the headers: stop at the first refusal. */
+static enum MHD_Result scan_mhd_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				       size_t key_size, const char *value, size_t value_size)
+{
+	return http_scan_header(cls, key, key_size, value, value_size) ? MHD_NO : MHD_YES;
 }
 
 enum api_err http_check_head(struct MHD_Connection *c, const char *version,
 			     struct http_head *head, char *msg, size_t msglen, int *close_now)
 {
-	struct head_scan h;
+	struct http_head_scan h;
 
-	memset(&h, 0, sizeof(h));
-	memset(head, 0, sizeof(*head));
-	h.head = head;
-	h.msg = msg;
-	h.msglen = msglen;
-	MHD_get_connection_values_n(c, MHD_HEADER_KIND, scan_header, &h);
-	*close_now = h.close_now;
-	if (h.err == API_OK && h.hosts == 0 && version &&
-	    strcmp(version, MHD_HTTP_VERSION_1_1) == 0) {
-		h.err = API_INVALID_REQUEST;
-		snprintf(msg, msglen, "header Host: required in HTTP/1.1");
-	}
-	return h.err;
+	http_scan_init(&h, head, msg, msglen);
+	MHD_get_connection_values_n(c, MHD_HEADER_KIND, scan_mhd_header, &h);
+	return http_scan_end(&h, version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0, close_now);
 }

@@ -16,6 +16,27 @@ struct http_head {
 	const char *content_length, *transfer_encoding, *content_type, *authorization;
 };
 
+/* The same checks, one header at a time, for a transport that parses its
+ * own headers (http_parse.c): init, each header in order (key and value
+ * NUL-terminated, value without surrounding whitespace), then end. */
+struct http_head_scan {
+	struct http_head *head;
+	enum api_err err;
+	int close_now;
+	int hosts;
+	char *msg;
+	size_t msglen;
+};
+
+void http_scan_init(struct http_head_scan *h, struct http_head *head, char *msg, size_t msglen);
+
+/* 0, or -1 once the head is refused (h->err, msg say why; stop scanning). */
+int http_scan_header(struct http_head_scan *h, const char *key, size_t key_size,
+		     const char *value, size_t value_size);
+
+/* The verdict (as http_check_head's); http11: the request says HTTP/1.1. */
+enum api_err http_scan_end(struct http_head_scan *h, int http11, int *close_now);
+
 /*
  * Check the request head of c (version as libmicrohttpd gives it). API_OK,
  * or the error to answer (API_INVALID_REQUEST: 400, API_UNSUPPORTED_MEDIA_TYPE:

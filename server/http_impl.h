@@ -1,11 +1,13 @@
 /* http_impl.h - internal to server/http*.c: the server and per-request state
- * shared by the transport (http.c), request intake (http_request.c) and
- * responses (http_respond.c). Other modules use http.h. */
+ * shared by the two engines (http_mhd.c: libmicrohttpd; http_ev.c: own
+ * epoll HTTP/1.1 server), request intake (http_request.c) and responses
+ * (http_respond.c); http.c picks the engine. Other modules use http.h. */
 #ifndef SERVER_HTTP_IMPL_H
 #define SERVER_HTTP_IMPL_H
 
 #include <microhttpd.h>
 #include <stdatomic.h>
+#include <sys/socket.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -19,8 +21,12 @@
 #define LOG_PATH_MAX 192	/* bytes of the (escaped) path kept for the access log */
 #define RAW_PATH_INLINE 256	/* longer raw paths are copied to the heap */
 
-/* Requests in flight are counted per thread (summed by http_stop): one
- * shared counter was two contended atomic writes per request. */
+struct ev_server;
+
+/* The server: what both engines share, then each engine's own part. */
+/* libmicrohttpd's requests in flight are counted per thread (summed by
+ * http_mhd.c's stop): one shared counter was two contended atomic writes
+ * per request. The epoll engine counts per worker. */
 #define IN_FLIGHT_SHARDS 16
 
 struct in_flight_shard {
@@ -29,14 +35,15 @@ struct in_flight_shard {
 
 /* Allocated cache-line aligned (http_start). */
 struct http_server {
-	struct in_flight_shard in_flight[IN_FLIGHT_SHARDS];
+	struct in_flight_shard in_flight[IN_FLIGHT_SHARDS];	/* mhd */
 	struct http_params p;
+	struct ev_server *ev;		/* --http-engine epoll; else libmicrohttpd's: */
 	struct MHD_Daemon *daemon;
 	unsigned port;
 	const char *api_key, *read_key;
 	size_t api_key_len, read_key_len;
 	atomic_int draining;		/* set by http_stop: answer with Connection: close */
-	struct MHD_Response *healthz;	/* shared, immutable */
+	struct MHD_Response *healthz;	/* shared, immutable (mhd only) */
 	uint64_t header_ns;		/* --header-timeout */
 	uint64_t idle_header_ns;	/* max(--header-timeout, --connection-timeout) */
 	uint64_t body_ns;		/* --body-timeout */
@@ -75,14 +82,11 @@ struct request {
 	char raw_inline[RAW_PATH_INLINE];
 };
 
-/* One per connection (libmicrohttpd's socket context): the request in
- * progress is reused by each request of a keep-alive connection. */
-struct conn {
-	struct watched_conn watch;
-	int linger;		/* answered before its body: linger at close */
-	char remote[ACCESS_REMOTE_MAX];	/* for the access log; "" until first needed */
-	struct request req;
-};
+
+/* Count a request in (+1) or out (-1) of flight on the calling thread's
+ * shard (mhd engine; http.c). http_in_flight sums them. */
+void http_in_flight_add(struct http_server *s, int d);
+int http_in_flight(struct http_server *s);
 
 static inline uint64_t now_ns(void)
 {
@@ -92,58 +96,72 @@ static inline uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Count a request in (+1) or out (-1) of flight on the calling thread's
- * shard (http.c). */
-void http_in_flight_add(struct http_server *s, int d);
+/* http_request.c: a request's intake, shared by both engines. */
 
-/* The connection r belongs to. */
-static inline struct conn *request_conn(struct request *r)
-{
-	return (struct conn *)(void *)((char *)r - offsetof(struct conn, req));
-}
+/* What the engine does after the head (http_request_head). */
+enum http_next {
+	HTTP_NEXT_ANSWER,	/* no body: answer now (r->verdict, r->ops or the api) */
+	HTTP_NEXT_BODY,		/* read the body (http_on_body), then answer */
+	HTTP_NEXT_REFUSE,	/* answer r->verdict now, before the body; then close and linger */
+};
 
-/* http_request.c: the headers and body of a request, before its answer. */
+/* The request's head has arrived: note its start time and method. The
+ * engine counts it in flight. */
+void http_request_start(struct request *r, const char *method);
 
 /*
- * The first call of the access handler for r, headers only (method and
- * version as libmicrohttpd gives them). Decides what the headers alone
- * decide (see classify there); a refusal of a request with a body is queued
- * now and the connection marked to linger. Returns MHD_NO to close the
- * connection.
+ * Decide from r->head (filled by the header checks, with verdict their
+ * result and close_now set when the body cannot be delimited) and r->raw
+ * what the headers alone decide: ops endpoint, route (404/405), access
+ * (401/403), readiness (503), announced size (413). Arms the body deadline
+ * and allocates a Content-Length body when one is to be read.
  */
-enum MHD_Result http_begin_request(struct http_server *s, struct MHD_Connection *c,
-				   struct request *r, const char *method, const char *version);
+enum http_next http_request_head(struct http_server *s, struct request *r, const char *method,
+				 int close_now);
 
 /*
  * Append n bytes of r's body, or count them as discarded once r is refused
- * (a body over its limit starts the discard). Returns MHD_NO to close the
- * connection: out of memory, or more than the discard allowance.
+ * (a body over its limit starts the discard: r->verdict is then set).
+ * 0, or -1 to close the connection: out of memory, or more than the
+ * discard allowance.
  */
-enum MHD_Result http_on_body(struct http_server *s, struct request *r, const char *data,
-			     size_t n);
+int http_on_body(struct http_server *s, struct request *r, const char *data, size_t n);
 
-/* http_respond.c: queueing answers on the connection. */
+/* n bytes were written straight at r->body + r->len (room for them and a NUL
+ * was there: a Content-Length body, not discarding). */
+void http_on_body_direct(struct http_server *s, struct request *r, size_t n);
 
-/*
- * Answer r with error e of the api's table and msg (allow: the Allow header,
- * or NULL); a 401 carries WWW-Authenticate. On success r->status and
- * r->bytes are set; MHD_NO when it could not be queued.
- */
-enum MHD_Result http_send_error(struct MHD_Connection *c, struct request *r, enum api_err e,
-				const char *allow, const char *msg);
+/* http_respond.c: answers as api responses, shared by both engines; the
+ * engine sends resp and releases it. */
 
-/*
- * Answer r, whose r->route_label is /healthz, /readyz or /metrics (set by
- * http_begin_request). MHD_NO when no answer could be queued.
- */
-enum MHD_Result http_serve_ops(struct http_server *s, struct MHD_Connection *c,
-			       struct request *r);
+/* Error e of the api's table with msg (allow: the Allow header, or NULL);
+ * a 401 carries WWW-Authenticate. */
+void http_error_response(struct api_response *resp, enum api_err e, const char *allow,
+			 const char *msg);
 
-/*
- * Hand r, headers and whole body, to the api layer and queue its answer;
- * r's body is freed. MHD_NO when no answer could be queued.
- */
-enum MHD_Result http_serve_api(struct http_server *s, struct MHD_Connection *c,
-			       struct request *r, const char *method);
+/* The answer of /healthz, /readyz or /metrics (r->route_label). 0, or -1
+ * when out of memory (no answer: close). */
+int http_ops_response(struct http_server *s, struct request *r, struct api_response *resp);
+
+/* Hand r, headers and whole body, to the api layer (args: the query string,
+ * percent-decoded, NULL-key ended); r's body is freed. */
+void http_api_response(struct http_server *s, struct request *r, const char *method,
+		       const struct api_arg *args, struct api_response *resp);
+
+/* The request is over (answered, or cut after its head): its metrics and,
+ * when remote is not NULL, its access line. */
+void http_request_record(struct http_server *s, struct request *r, const char *remote);
+
+/* http_mhd.c and http_ev.c: the engines; 0 or -1 with err, as http_start. */
+int http_mhd_start(struct http_server *s, char *err, size_t errlen);
+void http_mhd_stop(struct http_server *s, unsigned grace_ms);
+int http_ev_start(struct http_server *s, char *err, size_t errlen);
+void http_ev_stop(struct http_server *s, unsigned grace_ms);
+
+/* Resolve cfg->bind/port to a socket address. 0 or -1. */
+int http_bind_address(const struct config *cfg, struct sockaddr_storage *ss, int *ipv6);
+
+/* A connection limit the descriptor limit can carry. */
+unsigned http_connection_limit(unsigned threads);
 
 #endif

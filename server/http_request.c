@@ -1,5 +1,6 @@
-/* http_request.c - a request's intake: authentication, early refusals from
- * the headers, and the bounded body with its deadlines (see http_impl.h). */
+/* http_request.c - a request's intake, the same for both engines:
+ * authentication, early refusals from the headers, and the bounded body with
+ * its deadlines (see http_impl.h). */
 #include "http_impl.h"
 
 #include <stdio.h>
@@ -13,7 +14,7 @@
 
 /*
  * A request refused from its headers (413 by Content-Length, 401, 404, ...)
- * is answered at once; libmicrohttpd then sends FIN and closes, and the
+ * is answered at once; the engine then sends FIN and closes, and the
  * deadline watcher keeps reading and dropping the rest of the body (lingering
  * close, see conn_watch.h) so that a client that sends its whole body before
  * reading (Python's http.client, requests) still reads the answer.
@@ -40,15 +41,14 @@ static int key_equal(const char *given, size_t glen, const char *key, size_t kle
 	return diff == 0;
 }
 
-static enum api_auth request_auth(const struct http_server *s, struct MHD_Connection *c)
+static enum api_auth request_auth(const struct http_server *s, const char *h)
 {
-	const char *h, *tok;
+	const char *tok;
 	size_t n;
 	int w, rd;
 
 	if (!s->api_key)
 		return API_AUTH_WRITE;
-	h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
 		return API_AUTH_NONE;
 	for (tok = h + 7; *tok == ' '; tok++)
@@ -103,8 +103,7 @@ static void refuse(struct request *r, enum api_err e, const char *allow, const c
  * Decide from the headers alone what can be decided: ops endpoint, route
  * (404/405), access (401/403), readiness (503), announced size (413).
  */
-static void classify(struct http_server *s, struct MHD_Connection *c, struct request *r,
-		     const char *url, const char *method, uint64_t clen, int known)
+static void classify(struct http_server *s, struct request *r, const char *url, const char *method, uint64_t clen, int known)
 {
 	struct api_route_info info;
 	const char *why;
@@ -121,7 +120,7 @@ static void classify(struct http_server *s, struct MHD_Connection *c, struct req
 	/* HEAD is GET without the body (libmicrohttpd drops it). */
 	e = api_route(strcmp(method, "HEAD") == 0 ? "GET" : method, url, &info);
 	r->route_label = info.label;
-	r->auth = request_auth(s, c);
+	r->auth = request_auth(s, r->head.authorization);
 	/* the api's access policy, applied before the body is read */
 	ae = api_access(url, e == API_OK ? info.access : API_ACCESS_OPEN, r->auth, &why);
 	if (ae) {
@@ -188,77 +187,72 @@ static void start_discard(struct http_server *s, struct request *r)
 	arm_body_deadline(s, r);
 }
 
-/* Answer r now, before its body: libmicrohttpd closes the connection after
- * the answer, and the watcher lingers on it (see DISCARD_MAX). */
-static enum MHD_Result answer_before_body(struct MHD_Connection *c, struct request *r)
+void http_request_start(struct request *r, const char *method)
 {
-	conn_watch_arm(r->watch, 0, WATCH_NONE);
-	request_conn(r)->linger = 1;
-	return http_send_error(c, r, r->verdict, r->allow, r->msg);
-}
-
-/*
- * The first call, headers only. A refusal of a request with a body is sent
- * now, so that the body is never read (answer_before_body); everything else
- * is answered on the last call, because a response queued on the first call
- * always closes the connection.
- */
-enum MHD_Result http_begin_request(struct http_server *s, struct MHD_Connection *c,
-				   struct request *r, const char *method, const char *version)
-{
-	uint64_t clen;
-	size_t n;
-	int known, body, close_now;
+	size_t n = strlen(method);
 
 	r->started = 1;
 	r->t0_ns = now_ns();
-	n = strlen(method);
 	if (n >= sizeof(r->method))
 		n = sizeof(r->method) - 1;
 	memcpy(r->method, method, n);
 	r->method[n] = '\0';
-	http_in_flight_add(s, 1);
+}
 
-	r->verdict = http_check_head(c, version, &r->head, r->msg, sizeof(r->msg), &close_now);
+/*
+ * A refusal of a request with a body is answered now, so that the body is
+ * never read (HTTP_NEXT_REFUSE); everything else is answered once the body
+ * is in.
+ */
+enum http_next http_request_head(struct http_server *s, struct request *r, const char *method,
+				 int close_now)
+{
+	uint64_t clen;
+	int known, body;
+
 	body = has_body(&r->head, &clen, &known);
-	if (close_now)
-		return answer_before_body(c, r);
+	if (close_now) {
+		conn_watch_arm(r->watch, 0, WATCH_NONE);
+		return HTTP_NEXT_REFUSE;
+	}
 	if (r->verdict == API_OK)
-		classify(s, c, r, r->raw, method, clen, known);
+		classify(s, r, r->raw, method, clen, known);
 	if (!body) {
 		conn_watch_arm(r->watch, 0, WATCH_NONE);
-		return MHD_YES;
+		return HTTP_NEXT_ANSWER;
 	}
 	r->body_t0_ns = r->t0_ns;
-	if (r->verdict != API_OK)
-		return answer_before_body(c, r);
+	if (r->verdict != API_OK) {
+		conn_watch_arm(r->watch, 0, WATCH_NONE);
+		return HTTP_NEXT_REFUSE;
+	}
 	arm_body_deadline(s, r);
 	if (known && !r->ops) {
 		/* One allocation for the announced body, plus a NUL for parsers. */
 		r->body = malloc((size_t)clen + 1);
 		if (!r->body) {
 			refuse(r, API_INTERNAL, NULL, "out of memory");
-			return answer_before_body(c, r);
+			conn_watch_arm(r->watch, 0, WATCH_NONE);
+			return HTTP_NEXT_REFUSE;
 		}
 		r->cap = (size_t)clen + 1;
 	}
-	return MHD_YES;
+	return HTTP_NEXT_BODY;
 }
 
 /* Append a body chunk, or count it as discarded once refused. */
-enum MHD_Result http_on_body(struct http_server *s, struct request *r, const char *data,
-			     size_t n)
+int http_on_body(struct http_server *s, struct request *r, const char *data, size_t n)
 {
 	r->body_bytes += n;
 	arm_body_deadline(s, r);
 	if (r->discarding) {
 		r->discarded += n;
 		if (r->discarded <= DISCARD_MAX)
-			return MHD_YES;
+			return 0;
 		log_msg(s->p.log, LOG_INFO,
 			"closing connection: discarded more than %llu bytes of a refused body",
 			(unsigned long long)DISCARD_MAX);
-		return MHD_NO;
+		return -1;
 	}
 	if (n > r->limit - r->len) {
 		char msg[96];
@@ -267,7 +261,7 @@ enum MHD_Result http_on_body(struct http_server *s, struct request *r, const cha
 		refuse(r, API_PAYLOAD_TOO_LARGE, NULL, msg);
 		start_discard(s, r);
 		r->discarded = n;
-		return MHD_YES;
+		return 0;
 	}
 	if (r->len + n + 1 > r->cap) {
 		size_t cap = r->cap ? r->cap : 4096;
@@ -279,12 +273,20 @@ enum MHD_Result http_on_body(struct http_server *s, struct request *r, const cha
 			cap = r->limit + 1;
 		nb = realloc(r->body, cap);
 		if (!nb)
-			return MHD_NO;
+			return -1;
 		r->body = nb;
 		r->cap = cap;
 	}
 	memcpy(r->body + r->len, data, n);
 	r->len += n;
 	r->body[r->len] = '\0';
-	return MHD_YES;
+	return 0;
+}
+
+void http_on_body_direct(struct http_server *s, struct request *r, size_t n)
+{
+	r->body_bytes += n;
+	arm_body_deadline(s, r);
+	r->len += n;
+	r->body[r->len] = '\0';
 }

@@ -119,12 +119,13 @@ require_daemon() {
 
 # start_daemon [flags...]: start $DAEMON on a free port of 127.0.0.1 and wait
 # until /readyz answers 200 (10 s). Fails (returns 1) when it does not.
-# Env for the daemon can be given as DAEMON_ENV="A=1 B=2".
+# Env for the daemon can be given as DAEMON_ENV="A=1 B=2"; EXTRA_DAEMON_FLAGS
+# (e.g. "--http-engine epoll") is appended to every daemon's flags.
 start_daemon() {
 	require_daemon
 	PORT=$(free_port)
 	URL="$SCHEME://127.0.0.1:$PORT"
-	env ${DAEMON_ENV:-} "$DAEMON" --bind 127.0.0.1 --port "$PORT" "$@" \
+	env ${DAEMON_ENV:-} "$DAEMON" --bind 127.0.0.1 --port "$PORT" "$@" ${EXTRA_DAEMON_FLAGS:-} \
 		>>"$TMP/daemon.log" 2>&1 &
 	PID=$!
 	all_pids="$all_pids $PID"

@@ -3,6 +3,11 @@
 . "$(dirname "$0")/lib.sh"
 require_daemon
 
+case " ${EXTRA_DAEMON_FLAGS:-} ${COLLISIOND_HTTP_ENGINE:-} " in
+*epoll*)	# TLS is served by libmicrohttpd only: epoll with TLS flags is refused
+	test_skip 'TLS' 'the epoll engine serves plain HTTP only'
+	test_done ;;
+esac
 if ! command -v openssl >/dev/null 2>&1; then
 	test_skip 'TLS' 'openssl not installed'
 	test_done

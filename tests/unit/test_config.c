@@ -226,6 +226,31 @@ START_TEST(test_keys_and_tls_pair)
 }
 END_TEST
 
+START_TEST(test_http_engine)
+{
+	struct config cfg;
+	char err[256];
+	const char *none[] = { "collisiond", NULL };
+	const char *ev[] = { "collisiond", "--http-engine", "epoll", NULL };
+	const char *bad[] = { "collisiond", "--http-engine", "nginx", NULL };
+	const char *tls[] = { "collisiond", "--http-engine=epoll", "--tls-cert", "c.pem",
+			      "--tls-key", "k.pem", NULL };
+	const char *envp[] = { "COLLISIOND_HTTP_ENGINE=epoll", NULL };
+
+	ck_assert_int_eq(parse(&cfg, none, NULL, err), CONFIG_OK);
+	ck_assert_str_eq(cfg.http_engine, "mhd");
+	ck_assert_int_eq(parse(&cfg, ev, NULL, err), CONFIG_OK);
+	ck_assert_str_eq(cfg.http_engine, "epoll");
+	ck_assert_int_eq(parse(&cfg, none, envp, err), CONFIG_OK);
+	ck_assert_str_eq(cfg.http_engine, "epoll");
+	ck_assert_int_eq(parse(&cfg, bad, NULL, err), CONFIG_ERROR);
+	ck_assert_ptr_nonnull(strstr(err, "--http-engine"));
+	ck_assert_int_eq(parse(&cfg, tls, NULL, err), CONFIG_ERROR);
+	ck_assert_ptr_nonnull(strstr(err, "plain HTTP only"));
+	ck_assert_ptr_nonnull(strstr(config_usage, "--http-engine"));
+}
+END_TEST
+
 START_TEST(test_help_and_version)
 {
 	struct config cfg;
@@ -512,6 +537,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_flag_overrides_env);
 	tcase_add_test(tc, test_last_flag_wins);
 	tcase_add_test(tc, test_keys_and_tls_pair);
+	tcase_add_test(tc, test_http_engine);
 	tcase_add_test(tc, test_help_and_version);
 	tcase_add_loop_test(tc, test_size_suffixes, 0,
 			    (int)(sizeof(size_cases) / sizeof(size_cases[0])));

@@ -1,0 +1,973 @@
+/* http_ev.c - the epoll engine (--http-engine epoll): an HTTP/1.1 server
+ * for plain HTTP, built like nginx's: cfg->threads workers, each with its
+ * own epoll instance and its own listening socket (SO_REUSEPORT, so the
+ * kernel spreads connections and no lock is taken to accept), nonblocking
+ * edge-triggered sockets, and per-connection buffers reused across
+ * keep-alive requests. A connection belongs to one worker for its life:
+ * nothing on the request path is shared and written but the metrics.
+ *
+ * Per connection, a small state machine: HEAD (reading a request head into
+ * the input buffer), BODY (reading its body: Content-Length straight into
+ * the request's buffer, or chunked through http_parse's decoder), WRITE
+ * (an answer partly sent: nothing more is read until it has gone). Request
+ * logic, answers, deadlines and records are the shared ones of
+ * http_request.c and http_respond.c, as under libmicrohttpd.
+ */
+#include "http_impl.h"
+#include "http_parse.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+
+#define EV_IN_MIN 4096			/* input buffer at first: any usual head */
+#define EV_IN_MAX (HTTP_HEAD_MAX + 4096)	/* a full head and room for a body behind it */
+#define EV_IN_ROOM 1024			/* kept free behind a head for body bytes */
+#define EV_HDR_MAX 512			/* the response's status line and headers */
+#define EV_EVENTS 64
+#define QUERY_ARGS_MAX 8		/* as libmicrohttpd's engine keeps */
+
+enum ev_state { EV_HEAD, EV_BODY, EV_WRITE };
+enum ev_phase { EV_SERVE, EV_DRAIN, EV_STOP };
+/* what conn_process did */
+enum { EV_NEED_INPUT, EV_PROGRESS, EV_CLOSED };
+
+struct ev_worker;
+
+struct ev_conn {
+	struct watched_conn watch;	/* the deadline, as under libmicrohttpd */
+	struct ev_worker *w;
+	struct ev_conn *prev, *next;	/* the worker's connections */
+	int fd;
+	enum ev_state state;
+	uint64_t active_sec;	/* the worker's clock when bytes last moved */
+	int line_seen;		/* the request line is in: header deadline armed */
+	int keep_alive;		/* another request may follow this one */
+	int closing;		/* close once the answer has gone */
+	int linger;		/* answered before its body: linger at close */
+	int head_method;	/* HEAD: the answer goes without its body */
+	int minor;		/* HTTP/1.minor of the request */
+	/* input: in[in_off..in_len) is unread; scan is http_head_end's */
+	char *in;
+	size_t in_cap, in_off, in_len, scan;
+	size_t head_end;	/* while a body arrives: the head in in[0..head_end) */
+	char *method, *query;	/* in the head, NUL-ended; query NULL: none */
+	uint64_t body_left;	/* Content-Length bytes still due */
+	int chunked;
+	struct http_chunked ch;
+	/* the answer: hdr then out_body, out_off bytes of both sent */
+	char hdr[EV_HDR_MAX];
+	size_t hdr_len;
+	const char *out_body;
+	size_t out_len, out_off;
+	char *out_free;		/* what to free once sent */
+	struct sockaddr_storage peer;
+	char remote[ACCESS_REMOTE_MAX];	/* "" until first needed */
+	struct request req;
+};
+
+/* One per thread; aligned so that no two workers share a cache line. */
+struct ev_worker {
+	struct ev_server *ev;
+	struct http_server *s;
+	pthread_t thread;
+	int started;
+	int epfd, lfd, wakefd;
+	atomic_int in_flight;		/* written by this worker only */
+	struct ev_conn conns;		/* sentinel of a circular list */
+	uint64_t now_sec;		/* CLOCK_MONOTONIC_COARSE seconds, read once per wake-up */
+	uint64_t swept_sec;		/* the last idle sweep */
+	time_t date_sec;		/* the Date header, formatted once a second */
+	char date[40];
+} __attribute__((aligned(64)));
+
+struct ev_server {
+	struct http_server *s;
+	unsigned nworkers;
+	struct ev_worker *workers;
+	atomic_int phase;		/* enum ev_phase */
+	atomic_uint conns;		/* open connections, counted at accept and close */
+	unsigned max_conns;
+};
+
+static const char *reason_phrase(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 204: return "No Content";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
+	case 413: return "Content Too Large";
+	case 415: return "Unsupported Media Type";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
+	case 503: return "Service Unavailable";
+	case 505: return "HTTP Version Not Supported";
+	default: return "Unknown";
+	}
+}
+
+/* The Date header's value, formatted again only when the second changes. */
+static const char *worker_date(struct ev_worker *w)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (now != w->date_sec) {
+		gmtime_r(&now, &tm);
+		strftime(w->date, sizeof(w->date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+		w->date_sec = now;
+	}
+	return w->date;
+}
+
+/* Free what a request holds; the struct itself is reused. */
+static void request_release(struct request *r)
+{
+	free(r->body);
+	r->body = NULL;
+	r->len = r->cap = 0;
+	if (r->raw != r->raw_inline)
+		free(r->raw);
+	r->raw = NULL;
+}
+
+static const char *conn_remote(struct ev_conn *c)
+{
+	if (!c->remote[0])
+		access_remote((const struct sockaddr *)&c->peer, c->remote);
+	return c->remote;
+}
+
+/* The request is over (answered, or cut): record it, as on_completed does. */
+static void request_finish(struct ev_conn *c)
+{
+	struct http_server *s = c->w->s;
+	struct request *r = &c->req;
+
+	if (r->started) {
+		http_request_record(s, r, log_enabled(s->p.log, LOG_INFO) ? conn_remote(c) : NULL);
+		atomic_store_explicit(&c->w->in_flight,
+				      atomic_load_explicit(&c->w->in_flight, memory_order_relaxed) - 1,
+				      memory_order_release);
+	}
+	request_release(r);
+	r->started = 0;
+	c->line_seen = 0;
+	c->scan = 0;
+	c->chunked = 0;
+	c->body_left = 0;
+}
+
+static void conn_close(struct ev_conn *c)
+{
+	struct ev_worker *w = c->w;
+	struct http_server *s = w->s;
+
+	/* the descriptor may live on in the watcher (linger): leave epoll first */
+	epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	request_finish(c);
+	conn_watch_remove(&s->watch, &c->watch);
+	if (c->linger) {
+		shutdown(c->fd, SHUT_WR);
+		conn_watch_linger(&s->watch, c->fd);
+	}
+	close(c->fd);
+	c->prev->next = c->next;
+	c->next->prev = c->prev;
+	free(c->out_free);
+	free(c->in);
+	free(c);
+	atomic_fetch_sub_explicit(&w->ev->conns, 1, memory_order_relaxed);
+}
+
+/* Queue resp as the answer (status line, headers, body in one writev) and
+ * take its body; the caller releases resp. */
+static void queue_response(struct ev_conn *c, struct api_response *resp)
+{
+	struct http_server *s = c->w->s;
+	struct request *r = &c->req;
+	const char *body;
+	size_t len = 0;
+	int n;
+
+	if (resp->static_body) {
+		body = api_response_body(resp, &len);
+		c->out_free = NULL;
+	} else {
+		c->out_free = buf_detach(&resp->body, &len);
+		body = c->out_free;
+	}
+	c->closing = !c->keep_alive || c->linger ||
+		     atomic_load_explicit(&s->draining, memory_order_relaxed);
+	n = snprintf(c->hdr, sizeof(c->hdr),
+		     "HTTP/1.1 %d %s\r\nDate: %s\r\nContent-Length: %zu\r\n%s%s%s%s%s%s%s%s\r\n",
+		     resp->status, reason_phrase(resp->status), worker_date(c->w), len,
+		     resp->content_type && len ? "Content-Type: " : "",
+		     resp->content_type && len ? resp->content_type : "",
+		     resp->content_type && len ? "\r\n" : "",
+		     resp->allow[0] ? "Allow: " : "", resp->allow, resp->allow[0] ? "\r\n" : "",
+		     resp->www_authenticate ? "WWW-Authenticate: Bearer\r\n" : "",
+		     c->closing ? "Connection: close\r\n" :
+		     c->minor == 0 ? "Connection: keep-alive\r\n" : "");
+	c->hdr_len = n > 0 && (size_t)n < sizeof(c->hdr) ? (size_t)n : 0;
+	c->out_body = body;
+	c->out_len = c->head_method ? 0 : len;
+	c->out_off = 0;
+	r->status = resp->status;
+	r->bytes = len;
+	c->state = EV_WRITE;
+}
+
+/* Answer with error e of the api's table. */
+static void answer_error(struct ev_conn *c, enum api_err e, const char *allow, const char *msg)
+{
+	struct api_response resp;
+
+	http_error_response(&resp, e, allow, msg);
+	queue_response(c, &resp);
+	api_response_release(&resp);
+}
+
+/* A head that is not a request (400, 431, 505): answer and close, lingering
+ * (the rest of a big head may still arrive). Like libmicrohttpd's own
+ * answers, it is neither logged nor counted. */
+static void answer_bad_head(struct ev_conn *c, int status, const char *msg)
+{
+	struct api_response resp;
+
+	c->keep_alive = 0;
+	c->linger = 1;
+	c->head_method = 0;
+	c->minor = 1;
+	http_error_response(&resp, API_INVALID_REQUEST, NULL, msg);
+	resp.status = status;
+	queue_response(c, &resp);
+	api_response_release(&resp);
+}
+
+/* The request is whole: answer it (refusal, ops endpoint or the api). */
+static int answer_request(struct ev_conn *c)
+{
+	struct http_server *s = c->w->s;
+	struct request *r = &c->req;
+	struct api_arg args[QUERY_ARGS_MAX + 1];
+	struct api_response resp;
+
+	if (r->verdict != API_OK) {
+		answer_error(c, r->verdict, r->allow, r->msg);
+		return EV_PROGRESS;
+	}
+	if (r->ops) {
+		if (http_ops_response(s, r, &resp)) {
+			conn_close(c);
+			return EV_CLOSED;
+		}
+	} else {
+		args[0].key = NULL;
+		if (c->query)
+			http_parse_query(c->query, args, QUERY_ARGS_MAX);
+		http_api_response(s, r, c->method, args, &resp);
+	}
+	queue_response(c, &resp);
+	api_response_release(&resp);
+	return EV_PROGRESS;
+}
+
+/* Refused while its body arrives, or before it: answer now, close after,
+ * and linger so that a client still sending reads the answer. */
+static int answer_refusal(struct ev_conn *c)
+{
+	conn_watch_arm(&c->watch, 0, WATCH_NONE);
+	c->keep_alive = 0;
+	c->linger = 1;
+	answer_error(c, c->req.verdict, c->req.allow, c->req.msg);
+	return EV_PROGRESS;
+}
+
+/* "HTTP/1.1 100 Continue": the client waits for it before its body. */
+static int send_continue(struct ev_conn *c)
+{
+	static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+
+	return send(c->fd, cont, sizeof(cont) - 1, MSG_NOSIGNAL) == (ssize_t)sizeof(cont) - 1 ?
+	       0 : -1;
+}
+
+/* Set up c->req from a parsed head, as on_uri and begin_request do. */
+static void request_setup(struct ev_conn *c, struct http_parsed *p, const char *msg)
+{
+	struct http_server *s = c->w->s;
+	struct request *r = &c->req;
+	size_t n = strcspn(p->target, "?");
+
+	request_release(r);
+	memset(r, 0, offsetof(struct request, raw_inline));
+	r->srv = s;
+	r->watch = &c->watch;
+	r->raw = n < sizeof(r->raw_inline) ? r->raw_inline : malloc(n + 1);
+	if (!r->raw) {
+		/* no memory for a long path: route the empty one (404), not a cut one */
+		r->raw = r->raw_inline;
+		n = 0;
+	}
+	memcpy(r->raw, p->target, n);
+	r->raw[n] = '\0';
+	r->raw_len = n;
+	r->path_len = access_escape_path(r->path, sizeof(r->path), r->raw);
+	http_request_start(r, p->method);
+	atomic_store_explicit(&c->w->in_flight,
+			      atomic_load_explicit(&c->w->in_flight, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	r->head = p->head;
+	r->verdict = p->verdict;
+	if (r->verdict != API_OK)
+		snprintf(r->msg, sizeof(r->msg), "%s", msg);
+	c->method = p->method;
+	c->query = p->target[n] == '?' ? p->target + n + 1 : NULL;
+	c->minor = p->minor;
+	c->keep_alive = p->minor == 1 ? !p->conn_close : p->conn_keep_alive && !p->conn_close;
+	c->head_method = strcmp(p->method, "HEAD") == 0;
+}
+
+/* A whole head is in in[0..): parse it and start its request. */
+static int start_request(struct ev_conn *c, size_t avail)
+{
+	struct http_server *s = c->w->s;
+	struct http_parsed p;
+	enum http_parse_result pr;
+	char msg[128];
+
+	msg[0] = '\0';
+	pr = http_parse_head(c->in, avail, &p, msg, sizeof(msg));
+	if (pr != HTTP_PARSE_OK) {
+		conn_watch_arm(&c->watch, 0, WATCH_NONE);
+		answer_bad_head(c, http_parse_status(pr), msg);
+		return EV_PROGRESS;
+	}
+	request_setup(c, &p, msg);
+	c->head_end = p.head_len;
+	c->in_off = p.head_len;
+	switch (http_request_head(s, &c->req, p.method, p.close_now)) {
+	case HTTP_NEXT_ANSWER:
+		return answer_request(c);
+	case HTTP_NEXT_REFUSE:
+		return answer_refusal(c);
+	case HTTP_NEXT_BODY:
+		break;
+	}
+	c->chunked = p.chunked;
+	memset(&c->ch, 0, sizeof(c->ch));
+	c->body_left = p.chunked ? 0 : strtoull(p.head.content_length, NULL, 10);
+	if (p.expect_continue && p.minor == 1 && c->in_off == c->in_len && send_continue(c)) {
+		conn_close(c);
+		return EV_CLOSED;
+	}
+	c->state = EV_BODY;
+	return EV_PROGRESS;
+}
+
+/* Make room for a head: unread bytes to the front, then a bigger buffer. */
+static int make_room(struct ev_conn *c)
+{
+	char *nb;
+
+	if (c->in_off) {
+		memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
+		c->in_len -= c->in_off;
+		c->in_off = 0;
+	}
+	if (c->in_cap - c->in_len >= EV_IN_ROOM || c->in_cap >= EV_IN_MAX)
+		return 0;
+	nb = realloc(c->in, EV_IN_MAX);
+	if (!nb)
+		return -1;
+	c->in = nb;
+	c->in_cap = EV_IN_MAX;
+	return 0;
+}
+
+/* HEAD state: the next request's head, once all of it is in. */
+static int process_head(struct ev_conn *c)
+{
+	struct http_server *s = c->w->s;
+	size_t avail, end;
+
+	/* empty lines before a request line are allowed (RFC 9112 2.2) */
+	while (!c->line_seen && c->in_off < c->in_len &&
+	       (c->in[c->in_off] == '\r' || c->in[c->in_off] == '\n'))
+		c->in_off++;
+	avail = c->in_len - c->in_off;
+	if (!avail) {
+		c->in_off = c->in_len = 0;
+		return EV_NEED_INPUT;
+	}
+	end = http_head_end(c->in + c->in_off, avail < HTTP_HEAD_MAX ? avail : HTTP_HEAD_MAX,
+			    &c->scan);
+	if (!c->line_seen && (end || c->scan > 0)) {
+		/* the request line is in: the rest of the head is due within
+		 * --header-timeout (libmicrohttpd's URI callback arms it here) */
+		c->line_seen = 1;
+		conn_watch_arm(&c->watch, now_ns() + s->header_ns, WATCH_HEADERS);
+	}
+	if (!end && avail >= HTTP_HEAD_MAX) {
+		conn_watch_arm(&c->watch, 0, WATCH_NONE);
+		answer_bad_head(c, 431, "request header block over 16 KiB");
+		return EV_PROGRESS;
+	}
+	if (make_room(c)) {
+		conn_close(c);
+		return EV_CLOSED;
+	}
+	if (!end)
+		return EV_NEED_INPUT;
+	return start_request(c, c->in_len);
+}
+
+/* The body is in: answer. */
+static int body_done(struct ev_conn *c)
+{
+	conn_watch_arm(&c->watch, 0, WATCH_NONE);
+	return answer_request(c);
+}
+
+/* BODY state: take what the input buffer holds. */
+static int process_body(struct ev_conn *c)
+{
+	struct http_server *s = c->w->s;
+	struct request *r = &c->req;
+	const char *d;
+	size_t n, dlen;
+
+	if (!c->chunked) {
+		n = c->in_len - c->in_off;
+		if (n > c->body_left)
+			n = (size_t)c->body_left;
+		if (n && http_on_body(s, r, c->in + c->in_off, n)) {
+			conn_close(c);
+			return EV_CLOSED;
+		}
+		c->in_off += n;
+		c->body_left -= n;
+		if (!c->body_left)
+			return body_done(c);
+	} else {
+		while (c->in_off < c->in_len && c->ch.state != CH_DONE && c->ch.state != CH_ERROR) {
+			c->in_off += http_chunked_feed(&c->ch, c->in + c->in_off, c->in_len - c->in_off,
+						       &d, &dlen);
+			if (dlen && http_on_body(s, r, d, dlen)) {
+				conn_close(c);
+				return EV_CLOSED;
+			}
+			/* over its limit while arriving: refused now, not at its end */
+			if (r->discarding)
+				return answer_refusal(c);
+		}
+		if (c->ch.state == CH_ERROR) {
+			snprintf(r->msg, sizeof(r->msg), "body: malformed chunked encoding");
+			r->verdict = API_INVALID_REQUEST;
+			return answer_refusal(c);
+		}
+		if (c->ch.state == CH_DONE)
+			return body_done(c);
+	}
+	/* all taken: later body bytes go right behind the head */
+	c->in_off = c->in_len = c->head_end;
+	return EV_NEED_INPUT;
+}
+
+/*
+ * Read what the socket holds: 1 when bytes came, 0 when none (EAGAIN), -1
+ * at EOF or on an error. A Content-Length body goes straight into the
+ * request's buffer once the input buffer is empty.
+ */
+static int conn_fill(struct ev_conn *c)
+{
+	struct http_server *s = c->w->s;
+	struct request *r = &c->req;
+	ssize_t n;
+
+	if (c->state == EV_BODY && !c->chunked && r->body && c->in_off == c->in_len &&
+	    r->cap - r->len > c->body_left) {
+		n = recv(c->fd, r->body + r->len, (size_t)c->body_left, 0);
+		if (n > 0) {
+			c->active_sec = c->w->now_sec;
+			http_on_body_direct(s, r, (size_t)n);
+			c->body_left -= (uint64_t)n;
+			return 1;
+		}
+	} else {
+		if (!c->in) {
+			c->in = malloc(EV_IN_MIN);
+			if (!c->in)
+				return -1;
+			c->in_cap = EV_IN_MIN;
+		}
+		if (c->in_len == c->in_cap)
+			return -1;	/* cannot happen: heads are cut at HTTP_HEAD_MAX */
+		n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+		if (n > 0) {
+			c->active_sec = c->w->now_sec;
+			c->in_len += (size_t)n;
+			return 1;
+		}
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return errno == EINTR ? 1 : 0;
+	return -1;
+}
+
+/* Send what is left of the answer: 0 when all has gone, 1 when the socket
+ * is full (EPOLLOUT resumes), -1 on an error. */
+static int conn_flush(struct ev_conn *c)
+{
+	for (;;) {
+		struct iovec iov[2];
+		struct msghdr mh;
+		size_t total = c->hdr_len + c->out_len;
+		int k = 0;
+		ssize_t n;
+
+		if (c->out_off >= total)
+			return 0;
+		if (c->out_off < c->hdr_len) {
+			iov[k].iov_base = c->hdr + c->out_off;
+			iov[k++].iov_len = c->hdr_len - c->out_off;
+		}
+		if (c->out_len) {
+			size_t skip = c->out_off > c->hdr_len ? c->out_off - c->hdr_len : 0;
+
+			iov[k].iov_base = (void *)(c->out_body + skip);
+			iov[k++].iov_len = c->out_len - skip;
+		}
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = iov;
+		mh.msg_iovlen = (size_t)k;
+		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+		if (n > 0) {
+			c->active_sec = c->w->now_sec;
+			c->out_off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 1;
+		return -1;
+	}
+}
+
+/* The answer has gone: end the request; 1 when the connection closed. */
+static int answer_sent(struct ev_conn *c)
+{
+	struct http_server *s = c->w->s;
+
+	free(c->out_free);
+	c->out_free = NULL;
+	c->out_body = NULL;
+	request_finish(c);
+	if (c->closing) {
+		conn_close(c);
+		return 1;
+	}
+	/* the next request line is due within the header (or idle) timeout */
+	conn_watch_arm(&c->watch, now_ns() + s->idle_header_ns, WATCH_HEADERS);
+	c->state = EV_HEAD;
+	return 0;
+}
+
+/* Run c as far as its socket allows (edge-triggered: until EAGAIN). */
+static void conn_run(struct ev_conn *c)
+{
+	int rc;
+
+	for (;;) {
+		if (c->state == EV_WRITE) {
+			rc = conn_flush(c);
+			if (rc < 0) {
+				conn_close(c);
+				return;
+			}
+			if (rc > 0 || answer_sent(c))
+				return;
+			continue;
+		}
+		rc = c->state == EV_HEAD ? process_head(c) : process_body(c);
+		if (rc == EV_CLOSED)
+			return;
+		if (rc == EV_PROGRESS)
+			continue;
+		rc = conn_fill(c);
+		if (rc == 0)
+			return;
+		if (rc < 0) {
+			conn_close(c);
+			return;
+		}
+	}
+}
+
+/* Idle between requests: closed when draining. */
+static int conn_idle(const struct ev_conn *c)
+{
+	return c->state == EV_HEAD && !c->req.started && c->in_off == c->in_len;
+}
+
+static void accept_all(struct ev_worker *w)
+{
+	struct http_server *s = w->s;
+	struct ev_server *ev = w->ev;
+
+	for (;;) {
+		struct sockaddr_storage peer;
+		socklen_t plen = sizeof(peer);
+		struct epoll_event e;
+		struct ev_conn *c;
+		int fd, one = 1;
+
+		fd = accept4(w->lfd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				log_msg(s->p.log, LOG_WARN, "accept: %s", strerror(errno));
+			return;
+		}
+		if (atomic_fetch_add_explicit(&ev->conns, 1, memory_order_relaxed) >= ev->max_conns) {
+			atomic_fetch_sub_explicit(&ev->conns, 1, memory_order_relaxed);
+			close(fd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			atomic_fetch_sub_explicit(&ev->conns, 1, memory_order_relaxed);
+			close(fd);
+			continue;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		c->w = w;
+		c->fd = fd;
+		c->peer = peer;
+		c->state = EV_HEAD;
+		c->active_sec = w->now_sec;
+		c->next = w->conns.next;
+		c->prev = &w->conns;
+		w->conns.next->prev = c;
+		w->conns.next = c;
+		conn_watch_add(&s->watch, &c->watch, fd);
+		conn_watch_arm(&c->watch, now_ns() + s->idle_header_ns, WATCH_HEADERS);
+		memset(&e, 0, sizeof(e));
+		e.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+		e.data.ptr = c;
+		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &e)) {
+			conn_close(c);
+			continue;
+		}
+		/* its first bytes may be there already: no wait for an edge */
+		conn_run(c);
+	}
+}
+
+/* Draining: no more connections, and the idle ones are closed now. */
+static void worker_drain(struct ev_worker *w)
+{
+	struct ev_conn *c, *next;
+
+	if (w->lfd >= 0) {
+		epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->lfd, NULL);
+		close(w->lfd);
+		w->lfd = -1;
+	}
+	for (c = w->conns.next; c != &w->conns; c = next) {
+		next = c->next;
+		if (conn_idle(c))
+			conn_close(c);
+	}
+}
+
+static uint64_t coarse_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
+/*
+ * libmicrohttpd's --connection-timeout: a connection on which no byte has
+ * moved for that many seconds is closed, whatever it was doing. Checked
+ * once a second over this worker's connections, with its coarse clock.
+ */
+static void worker_sweep(struct ev_worker *w)
+{
+	uint64_t timeout = w->s->p.cfg->connection_timeout;
+	struct ev_conn *c, *next;
+
+	if (w->now_sec == w->swept_sec)
+		return;
+	w->swept_sec = w->now_sec;
+	for (c = w->conns.next; c != &w->conns; c = next) {
+		next = c->next;
+		if (timeout && w->now_sec - c->active_sec > timeout)
+			conn_close(c);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct ev_worker *w = arg;
+	struct epoll_event evs[EV_EVENTS];
+	int phase = EV_SERVE;
+
+	while (phase != EV_STOP) {
+		int i, n, woken = 0;
+
+		n = epoll_wait(w->epfd, evs, EV_EVENTS, 1000);
+		w->now_sec = coarse_sec();
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		for (i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+
+			if (p == &w->lfd)
+				accept_all(w);
+			else if (p == &w->wakefd)
+				woken = 1;
+			else
+				conn_run(p);
+		}
+		/* after the batch: its events may name connections closed here */
+		worker_sweep(w);
+		if (!woken)
+			continue;
+		{
+			uint64_t v;
+
+			if (read(w->wakefd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				break;
+		}
+		phase = atomic_load(&w->ev->phase);
+		worker_drain(w);
+	}
+	while (w->conns.next != &w->conns)
+		conn_close(w->conns.next);
+	return NULL;
+}
+
+static void wake_all(struct ev_server *ev)
+{
+	uint64_t one = 1;
+	unsigned i;
+
+	for (i = 0; i < ev->nworkers; i++)
+		if (ev->workers[i].wakefd >= 0 && write(ev->workers[i].wakefd, &one, sizeof(one)) < 0)
+			log_msg(ev->s->p.log, LOG_WARN, "waking a worker: %s", strerror(errno));
+}
+
+static void ev_free(struct ev_server *ev)
+{
+	unsigned i;
+
+	for (i = 0; i < ev->nworkers; i++) {
+		struct ev_worker *w = &ev->workers[i];
+
+		if (w->lfd >= 0)
+			close(w->lfd);
+		if (w->epfd >= 0)
+			close(w->epfd);
+		if (w->wakefd >= 0)
+			close(w->wakefd);
+	}
+	free(ev->workers);
+	free(ev);
+}
+
+/*
+ * A worker's listening socket bound to ss (for all but the first, with the
+ * port the first got); reuseport 0: a probe, bound and not listening.
+ * SO_REUSEPORT would let a second daemon on the same port share it
+ * silently, so the port is first probed without it: in use, the start
+ * fails as libmicrohttpd's does.
+ */
+static int listen_socket(const struct sockaddr_storage *ss, int ipv6, int reuseport, char *err,
+			 size_t errlen, const struct config *cfg)
+{
+	socklen_t len = ipv6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	int fd, one = 1;
+
+	fd = socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if ((reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one))) ||
+	    bind(fd, (const struct sockaddr *)ss, len) || (reuseport && listen(fd, 1024))) {
+		snprintf(err, errlen, "cannot start serving on %s port %u: %s", cfg->bind, cfg->port,
+			 strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int worker_init(struct ev_server *ev, struct ev_worker *w, int lfd, char *err,
+		       size_t errlen)
+{
+	struct epoll_event e;
+
+	w->ev = ev;
+	w->s = ev->s;
+	w->lfd = lfd;
+	w->conns.next = w->conns.prev = &w->conns;
+	atomic_init(&w->in_flight, 0);
+	w->now_sec = w->swept_sec = coarse_sec();
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	w->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (w->epfd < 0 || w->wakefd < 0) {
+		snprintf(err, errlen, "epoll: %s", strerror(errno));
+		return -1;
+	}
+	memset(&e, 0, sizeof(e));
+	e.events = EPOLLIN;
+	e.data.ptr = &w->lfd;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, lfd, &e))
+		goto out_err;
+	e.data.ptr = &w->wakefd;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &e))
+		goto out_err;
+	return 0;
+out_err:
+	snprintf(err, errlen, "epoll_ctl: %s", strerror(errno));
+	return -1;
+}
+
+static void ev_join(struct ev_server *ev)
+{
+	unsigned i;
+
+	atomic_store(&ev->phase, EV_STOP);
+	wake_all(ev);
+	for (i = 0; i < ev->nworkers; i++)
+		if (ev->workers[i].started)
+			pthread_join(ev->workers[i].thread, NULL);
+}
+
+int http_ev_start(struct http_server *s, char *err, size_t errlen)
+{
+	const struct config *cfg = s->p.cfg;
+	struct sockaddr_storage ss;
+	struct ev_server *ev;
+	unsigned i;
+	int ipv6 = 0;
+
+	if (http_bind_address(cfg, &ss, &ipv6)) {
+		snprintf(err, errlen, "--bind: cannot use address '%s'", cfg->bind);
+		return -1;
+	}
+	ev = calloc(1, sizeof(*ev));
+	if (!ev) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	ev->s = s;
+	ev->nworkers = cfg->threads ? cfg->threads : 1;
+	ev->max_conns = http_connection_limit(cfg->threads);
+	atomic_init(&ev->phase, EV_SERVE);
+	atomic_init(&ev->conns, 0);
+	ev->workers = aligned_alloc(64, sizeof(*ev->workers) * ev->nworkers);
+	if (!ev->workers) {
+		free(ev);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memset(ev->workers, 0, sizeof(*ev->workers) * ev->nworkers);
+	for (i = 0; i < ev->nworkers; i++)
+		ev->workers[i].lfd = ev->workers[i].epfd = ev->workers[i].wakefd = -1;
+	if (cfg->port) {
+		int probe = listen_socket(&ss, ipv6, 0, err, errlen, cfg);
+
+		if (probe < 0)
+			goto out_free;
+		close(probe);
+	}
+	for (i = 0; i < ev->nworkers; i++) {
+		int lfd = listen_socket(&ss, ipv6, 1, err, errlen, cfg);
+
+		if (lfd < 0 || worker_init(ev, &ev->workers[i], lfd, err, errlen))
+			goto out_free;
+		if (i == 0) {
+			/* --port 0: the others bind to the port the first one got */
+			socklen_t len = sizeof(ss);
+
+			if (getsockname(lfd, (struct sockaddr *)&ss, &len)) {
+				snprintf(err, errlen, "getsockname: %s", strerror(errno));
+				goto out_free;
+			}
+			s->port = ntohs(ipv6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
+					       ((struct sockaddr_in *)&ss)->sin_port);
+		}
+	}
+	for (i = 0; i < ev->nworkers; i++) {
+		if (pthread_create(&ev->workers[i].thread, NULL, worker_main, &ev->workers[i])) {
+			snprintf(err, errlen, "cannot start worker threads");
+			ev_join(ev);
+			goto out_free;
+		}
+		ev->workers[i].started = 1;
+	}
+	s->ev = ev;
+	return 0;
+
+out_free:
+	ev_free(ev);
+	return -1;
+}
+
+static int in_flight(struct ev_server *ev)
+{
+	unsigned i;
+	int n = 0;
+
+	for (i = 0; i < ev->nworkers; i++)
+		n += atomic_load_explicit(&ev->workers[i].in_flight, memory_order_acquire);
+	return n;
+}
+
+void http_ev_stop(struct http_server *s, unsigned grace_ms)
+{
+	struct ev_server *ev = s->ev;
+	struct timespec nap = { 0, 10 * 1000000L };
+	uint64_t deadline = now_ns() + (uint64_t)grace_ms * 1000000u;
+
+	atomic_store(&ev->phase, EV_DRAIN);
+	wake_all(ev);
+	while (in_flight(ev) > 0 && now_ns() < deadline)
+		nanosleep(&nap, NULL);
+	if (in_flight(ev) > 0)
+		log_msg(s->p.log, LOG_WARN, "stopping with %d requests still in flight", in_flight(ev));
+	ev_join(ev);
+	ev_free(ev);
+	s->ev = NULL;
+}

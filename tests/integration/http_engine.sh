@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# The epoll engine (--http-engine epoll, server/http_ev.c) beside the
+# libmicrohttpd one: the same answers, and what only a raw socket shows:
+# keep-alive and pipelining, HEAD, 100-continue, a chunked mesh upload, an
+# early 413 read by a client still sending, 431, and a graceful stop.
+. "$(dirname "$0")/lib.sh"
+require_daemon
+EXTRA_DAEMON_FLAGS=
+unset COLLISIOND_HTTP_ENGINE
+
+LIMITS="--max-body-bytes 1M --max-query-bytes 64K"
+start_daemon $LIMITS --http-engine mhd || { echo "not ok 1 - mhd daemon starts"; exit 1; }
+MHD_URL=$URL
+put_cube cube >/dev/null || echo "# could not upload the cube (mhd)"
+start_daemon $LIMITS --http-engine epoll || { echo "not ok 1 - epoll daemon starts"; exit 1; }
+EV_URL=$URL
+EV_PID=$PID
+
+test_expect 'epoll: a chunked mesh upload (http.client, encode_chunked) is stored' '
+	python3 - "$PORT" "$CUBE_JSON" <<"PY"
+import http.client, json, sys
+cube = sys.argv[2].encode()
+def pieces():
+    for i in range(0, len(cube), 7):
+        yield cube[i:i + 7]
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
+c.request("PUT", "/v1/meshes/cube", pieces(), {"Content-Type": "application/json"}, encode_chunked=True)
+r = c.getresponse(); j = json.loads(r.read())
+assert r.status == 201, (r.status, j)
+c.request("GET", "/v1/meshes/cube"); r = c.getresponse(); j = json.loads(r.read())
+assert r.status == 200 and j["triangles"] == 12, (r.status, j)
+PY
+'
+
+RAYS='{"rays": [{"origin": [0.25, 0.5, 5], "direction": [0, 0, -1]}, {"origin": [0.5, 5, 0.25], "direction": [0, -1, 0]}, {"origin": [5, 5, 5], "direction": [1, 0, 0]}]}'
+test_expect 'raycast: the epoll engine answers byte for byte as the mhd engine' '
+	URL=$MHD_URL jexpect 200 POST /v1/meshes/cube/raycast "$RAYS" && body_save mhd &&
+	URL=$EV_URL jexpect 200 POST /v1/meshes/cube/raycast "$RAYS" && body_same mhd &&
+	header Content-Type application/json
+'
+test_expect 'query string: keys and values decoded alike in both engines ("a+b%41" is "a bA")' '
+	URL=$MHD_URL expect 400 POST "/v1/meshes/cube/raycast?a+b%41=1" \
+		-H "Content-Type: application/octet-stream" --data-binary "" && body_save mhdq &&
+	URL=$EV_URL expect 400 POST "/v1/meshes/cube/raycast?a+b%41=1" \
+		-H "Content-Type: application/octet-stream" --data-binary "" && body_same mhdq &&
+	errcode invalid_request "a bA"
+'
+test_expect 'errors: 404, 405 with Allow, 415 alike in both engines' '
+	URL=$MHD_URL expect 405 DELETE /v1/meshes && body_save m405 &&
+	URL=$EV_URL expect 405 DELETE /v1/meshes && body_same m405 && header Allow "GET" &&
+	URL=$MHD_URL jexpect 404 POST /v1/meshes/nope/raycast "$RAYS" && body_save m404 &&
+	URL=$EV_URL jexpect 404 POST /v1/meshes/nope/raycast "$RAYS" && body_same m404 &&
+	URL=$EV_URL expect 415 POST /v1/meshes/cube/raycast -H "Content-Type: text/plain" --data x &&
+	errcode unsupported_media_type
+'
+
+test_expect 'epoll: keep-alive and two pipelined requests in one write, answered in order' '
+	python3 - "$PORT" <<"PY"
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/meshes/cube HTTP/1.1\r\nHost: x\r\n\r\n")
+data = b""
+while data.count(b"HTTP/1.1 ") < 2 or not data.rstrip().endswith(b"}"):
+    chunk = s.recv(65536)
+    assert chunk, data
+    data += chunk
+first, second = data.split(b"HTTP/1.1 ")[1:3]
+assert first.startswith(b"200") and b"{\"status\":\"ok\"}" in first, data
+assert second.startswith(b"200") and b"\"triangles\":12" in second, data
+assert b"Connection: close" not in data, data
+# the same connection serves a third, then HTTP/1.0 without keep-alive closes
+s.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
+data = b""
+while True:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    data += chunk
+assert data.startswith(b"HTTP/1.1 200") and b"Connection: close" in data, data
+print("pipelined and keep-alive ok")
+PY
+'
+test_expect 'epoll: HEAD answers the GET headers with its Content-Length and no body' '
+	python3 - "$PORT" <<"PY"
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+def answer():
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += s.recv(1)
+    return data
+s.sendall(b"GET /v1/meshes/cube HTTP/1.1\r\nHost: x\r\n\r\n")
+head = answer()
+n = int([l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")][0].split(b":")[1])
+got = b""
+while len(got) < n:
+    got += s.recv(n - len(got))
+# HEAD, then GET /healthz: the bytes after the HEAD answer are the next answer
+s.sendall(b"HEAD /v1/meshes/cube HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+head2 = answer()
+assert head2.startswith(b"HTTP/1.1 200") and b"Content-Length: %d\r\n" % n in head2, head2
+nxt = answer()
+assert nxt.startswith(b"HTTP/1.1 200"), nxt
+print("HEAD ok")
+PY
+'
+test_expect 'epoll: Expect: 100-continue gets 100 before the body, a refusal gets its answer at once' '
+	python3 - "$PORT" <<"PY"
+import socket, sys
+port = int(sys.argv[1])
+body = b"{\"origin\": [0.25, 0.5, 5], \"direction\": [0, 0, -1]}"
+s = socket.create_connection(("127.0.0.1", port), timeout=5)
+s.sendall(b"POST /v1/meshes/cube/raycast HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+          b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body))
+interim = s.recv(4096)
+assert interim == b"HTTP/1.1 100 Continue\r\n\r\n", interim
+s.sendall(body)
+answer = s.recv(65536)
+assert answer.startswith(b"HTTP/1.1 200") and b"\"hit\":true" in answer, answer
+s = socket.create_connection(("127.0.0.1", port), timeout=5)
+s.sendall(b"POST /v1/nowhere HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+          b"Expect: 100-continue\r\nContent-Length: 100000\r\n\r\n")
+answer = s.recv(65536)
+assert answer.startswith(b"HTTP/1.1 404") and b"Connection: close" in answer, answer
+print("100-continue ok")
+PY
+'
+test_expect 'epoll: python http.client sending 8 MiB over --max-body-bytes 1M reads the early 413' '
+	python3 - "$PORT" <<"PY"
+import http.client, json, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=20)
+c.request("PUT", "/v1/meshes/big", b"x" * (8 << 20), {"Content-Type": "application/json"})
+r = c.getresponse(); j = json.loads(r.read())
+assert r.status == 413 and j["error"]["code"] == "payload_too_large", (r.status, j)
+def chunks():
+    for _ in range(64):
+        yield b"[" * 4096
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=20)
+c.request("POST", "/v1/meshes/cube/raycast", chunks(), {"Content-Type": "application/json"}, encode_chunked=True)
+r = c.getresponse(); j = json.loads(r.read())
+assert r.status == 413 and j["error"]["code"] == "payload_too_large", (r.status, j)
+print("413s read")
+PY
+'
+test_expect 'epoll: a header block over 16 KiB is answered 431 with a JSON error, then closed' '
+	python3 - "$PORT" <<"PY"
+import json, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20000 + b"\r\n\r\n")
+data = b""
+while True:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    data += chunk
+head, body = data.split(b"\r\n\r\n", 1)
+assert head.startswith(b"HTTP/1.1 431") and b"Connection: close" in head, head
+assert "error" in json.loads(body), body
+PY
+'
+test_expect 'epoll: the access log and metrics record requests as under mhd' '
+	URL=$EV_URL expect 200 GET /metrics &&
+	grep -q "route=\"/v1/meshes/{name}/raycast\",method=\"POST\",status=\"200\"" "$TMP/body" &&
+	grep -q "access method=PUT path=/v1/meshes/cube status=201" "$TMP/daemon.log"
+'
+test_expect 'epoll: graceful stop answers the request in flight (Connection: close), closes idle ones, exits 0' '
+	python3 - "$PORT" "$EV_PID" <<"PY"
+import os, signal, socket, sys, time
+port, pid = int(sys.argv[1]), int(sys.argv[2])
+idle = socket.create_connection(("127.0.0.1", port), timeout=5)
+busy = socket.create_connection(("127.0.0.1", port), timeout=5)
+body = b"{\"origin\": [0.25, 0.5, 5], \"direction\": [0, 0, -1]}"
+busy.sendall(b"POST /v1/meshes/cube/raycast HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             b"Content-Length: %d\r\n\r\n" % len(body) + body[:10])
+time.sleep(0.3)
+os.kill(pid, signal.SIGTERM)
+time.sleep(0.5)
+assert idle.recv(100) == b"", "idle connection not closed"
+busy.sendall(body[10:])
+answer = busy.recv(65536)
+assert answer.startswith(b"HTTP/1.1 200") and b"Connection: close" in answer, answer
+assert busy.recv(100) == b""
+PY
+	PID=$EV_PID && stop_daemon && [ "$daemon_rc" = 0 ] && grep -q "stopped" "$TMP/daemon.log"
+'
+test_expect 'config: --http-engine epoll with TLS flags is refused with a clear message' '
+	! "$DAEMON" --http-engine epoll --tls-cert /nonexistent --tls-key /nonexistent >"$TMP/tls.out" 2>&1 &&
+	grep -q "epoll serves plain HTTP only" "$TMP/tls.out"
+'
+test_done
