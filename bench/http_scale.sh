@@ -15,6 +15,9 @@
 # theirs.
 # With COLLISIOND_BASE=another/collisiond, that binary too, in the same
 # rounds (a before/after comparison on the same machine).
+# With EXTRA_TARGETS="label=BINARY [flags];label2=BINARY2 [flags]", those
+# daemons too (e.g. "epoll=build/collisiond --http-engine epoll"), each with
+# its own table row set against nginx.
 # With MHD_FLOOR=build/mhd-floor (make build/mhd-floor), that server too:
 # libmicrohttpd under collisiond's settings answering the fixed body, the
 # ceiling of any server on it.
@@ -145,6 +148,15 @@ for _ in $(seq "$ROUNDS"); do
 			measure collisiond_base "$n" $PORT_C /v1/meshes/level/raycast
 			stop
 		fi
+		if [ -n "${EXTRA_TARGETS:-}" ]; then
+			IFS=';' read -ra extras <<<"$EXTRA_TARGETS"
+			for x in "${extras[@]}"; do
+				read -ra cmd <<<"${x#*=}"
+				COLLISIOND=${cmd[0]} start_collisiond "$n" "${cmd[@]:1}"
+				measure "${x%%=*}" "$n" $PORT_C /v1/meshes/level/raycast
+				stop
+			done
+		fi
 	done
 	nmax=${NS[${#NS[@]} - 1]}
 	start_collisiond "$nmax" --log-level warn
@@ -177,6 +189,14 @@ if any(r['target'] == 'collisiond_base' for r in rows):
     for n in sorted({r['n'] for r in rows if r['target'] == 'collisiond_base'}):
         b = med('collisiond_base', n, 'rps')
         print('| %d | %.0f | %.2f | %.2f |' % (n, b, med('collisiond', n, 'rps') / b, b / med('nginx', n, 'rps')))
+known = {'nginx', 'collisiond', 'collisiond_base', 'collisiond_nolog', 'mhd_floor'}
+for t in sorted({r['target'] for r in rows} - known):
+    print('\n| cores N | %s req/s | / nginx | / collisiond | p99 | p99 / nginx\'s |' % t)
+    print('|---|---|---|---|---|---|')
+    for n in sorted({r['n'] for r in rows if r['target'] == t}):
+        x, p = med(t, n, 'rps'), med(t, n, 'p99_us')
+        print('| %d | %.0f | %.2f | %.2f | %.2f ms | %.2f |' % (n, x, x / med('nginx', n, 'rps'),
+              x / med('collisiond', n, 'rps'), p / 1e3, p / med('nginx', n, 'p99_us')))
 for n in sorted({r['n'] for r in rows if r['target'] == 'collisiond_nolog'}):
     on, off = med('collisiond', n, 'rps'), med('collisiond_nolog', n, 'rps')
     print('access log on / off at N = %d: %.0f / %.0f req/s = %.3f' % (n, on, off, on / off))
