@@ -200,15 +200,51 @@ static void conn_close(struct ev_conn *c)
 	atomic_fetch_sub_explicit(&w->ev->conns, 1, memory_order_relaxed);
 }
 
-/* Queue resp as the answer (status line, headers, body in one writev) and
- * take its body; the caller releases resp. */
+/* The response head under construction: put appends, and a head that would
+ * not fit in EV_HDR_MAX leaves p NULL. */
+struct head_out {
+	char *p, *end;
+};
+
+static void put(struct head_out *h, const char *s, size_t n)
+{
+	if (!h->p || n > (size_t)(h->end - h->p)) {
+		h->p = NULL;
+		return;
+	}
+	memcpy(h->p, s, n);
+	h->p += n;
+}
+
+#define HEAD_LIT(h, lit) put((h), (lit), sizeof(lit) - 1)
+
+static void put_str(struct head_out *h, const char *s)
+{
+	put(h, s, strlen(s));
+}
+
+static void put_uint(struct head_out *h, uint64_t v)
+{
+	char d[20];
+	size_t n = 0;
+
+	do {
+		d[sizeof(d) - ++n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put(h, d + sizeof(d) - n, n);
+}
+
+/* Queue resp as the answer (status line, headers, body in one sendmsg) and
+ * take its body; the caller releases resp. The head is laid out by hand:
+ * snprintf's format parsing was 4 % of a one-ray request's CPU. */
 static void queue_response(struct ev_conn *c, struct api_response *resp)
 {
 	struct http_server *s = c->w->s;
 	struct request *r = &c->req;
+	struct head_out h = { c->hdr, c->hdr + sizeof(c->hdr) };
 	const char *body;
 	size_t len = 0;
-	int n;
 
 	if (resp->static_body) {
 		body = api_response_body(resp, &len);
@@ -219,17 +255,33 @@ static void queue_response(struct ev_conn *c, struct api_response *resp)
 	}
 	c->closing = !c->keep_alive || c->linger ||
 		     atomic_load_explicit(&s->draining, memory_order_relaxed);
-	n = snprintf(c->hdr, sizeof(c->hdr),
-		     "HTTP/1.1 %d %s\r\nDate: %s\r\nContent-Length: %zu\r\n%s%s%s%s%s%s%s%s\r\n",
-		     resp->status, reason_phrase(resp->status), worker_date(c->w), len,
-		     resp->content_type && len ? "Content-Type: " : "",
-		     resp->content_type && len ? resp->content_type : "",
-		     resp->content_type && len ? "\r\n" : "",
-		     resp->allow[0] ? "Allow: " : "", resp->allow, resp->allow[0] ? "\r\n" : "",
-		     resp->www_authenticate ? "WWW-Authenticate: Bearer\r\n" : "",
-		     c->closing ? "Connection: close\r\n" :
-		     c->minor == 0 ? "Connection: keep-alive\r\n" : "");
-	c->hdr_len = n > 0 && (size_t)n < sizeof(c->hdr) ? (size_t)n : 0;
+	HEAD_LIT(&h, "HTTP/1.1 ");
+	put_uint(&h, resp->status >= 100 && resp->status <= 999 ? (uint64_t)resp->status : 500);
+	HEAD_LIT(&h, " ");
+	put_str(&h, reason_phrase(resp->status));
+	HEAD_LIT(&h, "\r\nDate: ");
+	put_str(&h, worker_date(c->w));
+	HEAD_LIT(&h, "\r\nContent-Length: ");
+	put_uint(&h, len);
+	HEAD_LIT(&h, "\r\n");
+	if (resp->content_type && len) {
+		HEAD_LIT(&h, "Content-Type: ");
+		put_str(&h, resp->content_type);
+		HEAD_LIT(&h, "\r\n");
+	}
+	if (resp->allow[0]) {
+		HEAD_LIT(&h, "Allow: ");
+		put(&h, resp->allow, strnlen(resp->allow, sizeof(resp->allow)));
+		HEAD_LIT(&h, "\r\n");
+	}
+	if (resp->www_authenticate)
+		HEAD_LIT(&h, "WWW-Authenticate: Bearer\r\n");
+	if (c->closing)
+		HEAD_LIT(&h, "Connection: close\r\n");
+	else if (c->minor == 0)
+		HEAD_LIT(&h, "Connection: keep-alive\r\n");
+	HEAD_LIT(&h, "\r\n");
+	c->hdr_len = h.p ? (size_t)(h.p - c->hdr) : 0;
 	c->out_body = body;
 	c->out_len = c->head_method ? 0 : len;
 	c->out_off = 0;
