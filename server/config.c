@@ -45,8 +45,9 @@ const char config_usage[] =
 	"  --max-world-snapshots N  snapshots one world keeps, >= 2 (256)\n"
 	"  --max-response-bytes SIZE  largest response body; a bigger answer is\n"
 	"                           413 payload_too_large (64M, at least 1K)\n"
-	"  --http-engine E          mhd (libmicrohttpd, default) or epoll (own\n"
-	"                           HTTP/1.1 server: plain HTTP only, no TLS)\n"
+	"  --http-engine E          auto (default: epoll for plain HTTP, mhd with\n"
+	"                           TLS), epoll (own HTTP/1.1 server, no TLS) or\n"
+	"                           mhd (libmicrohttpd)\n"
 	"  --tls-cert FILE          serve HTTPS with this PEM certificate (chain)\n"
 	"  --tls-key FILE           ... and this PEM private key\n"
 	"  --log-level LEVEL        debug, info, warn or error (info);\n"
@@ -141,7 +142,7 @@ void config_defaults(struct config *cfg)
 	cfg->max_world_snapshots = 256;
 	cfg->max_response_bytes = (size_t)64 << 20;
 	cfg->log_level = LOG_INFO;
-	cfg->http_engine = "mhd";
+	cfg->http_engine = "auto";
 	cfg->connection_timeout = 30;
 	cfg->header_timeout = 60;	/* nginx client_header_timeout */
 	cfg->body_timeout = 60;
@@ -339,8 +340,10 @@ static int check_combinations(const struct config *cfg, char *err, size_t errlen
 			 cfg->tls_cert ? "--tls-key" : "--tls-cert");
 		return -1;
 	}
-	if (strcmp(cfg->http_engine, "mhd") != 0 && strcmp(cfg->http_engine, "epoll") != 0) {
-		snprintf(err, errlen, "--http-engine: '%s' is not one of mhd, epoll", cfg->http_engine);
+	if (strcmp(cfg->http_engine, "auto") != 0 && strcmp(cfg->http_engine, "mhd") != 0 &&
+	    strcmp(cfg->http_engine, "epoll") != 0) {
+		snprintf(err, errlen, "--http-engine: '%s' is not one of auto, epoll, mhd",
+			 cfg->http_engine);
 		return -1;
 	}
 	if (strcmp(cfg->http_engine, "epoll") == 0 && cfg->tls_cert) {

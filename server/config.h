@@ -38,7 +38,7 @@ struct config {
 	size_t max_world_hitboxes;
 	size_t max_world_snapshots;	/* >= 2 */
 	size_t max_response_bytes;	/* response body cap (413 past it) */
-	const char *http_engine;	/* "mhd" (default) or "epoll" (plain HTTP only) */
+	const char *http_engine;	/* "auto" (default: epoll unless TLS), "epoll" (plain HTTP only) or "mhd" */
 	const char *tls_cert;		/* path; both or neither with tls_key */
 	const char *tls_key;
 	enum log_level log_level;

@@ -45,9 +45,11 @@ int http_bind_address(const struct config *cfg, struct sockaddr_storage *ss, int
 	return 0;
 }
 
+/* The epoll engine serves plain HTTP, unless --http-engine mhd; TLS is
+ * always libmicrohttpd's (config refuses epoll with TLS). */
 static int use_epoll(const struct config *cfg)
 {
-	return cfg->http_engine && strcmp(cfg->http_engine, "epoll") == 0 && !cfg->tls_cert_pem;
+	return cfg->http_engine && strcmp(cfg->http_engine, "mhd") != 0 && !cfg->tls_cert_pem;
 }
 
 void http_in_flight_add(struct http_server *s, int d)
@@ -108,6 +110,11 @@ int http_start(const struct http_params *p, struct http_server **out, char *err,
 	}
 	*out = s;
 	return 0;
+}
+
+const char *http_engine_name(const struct http_server *s)
+{
+	return s->ev ? "epoll" : "libmicrohttpd";
 }
 
 unsigned http_port(const struct http_server *s)

@@ -38,6 +38,9 @@ int http_start(const struct http_params *p, struct http_server **out, char *err,
 /* The port actually bound (useful with --port 0). */
 unsigned http_port(const struct http_server *s);
 
+/* The engine serving: "epoll" or "libmicrohttpd". */
+const char *http_engine_name(const struct http_server *s);
+
 /*
  * Stop gracefully and free s: stop accepting, answer requests in flight
  * (their responses say Connection: close) for at most grace_ms, then close

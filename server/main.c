@@ -117,10 +117,10 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 		log_msg(log, LOG_ERROR, "%s", err);
 		goto out_close_persist;
 	}
-	log_msg(log, LOG_INFO, "collisiond %s listening on %s%s:%u (%s, %u thread%s)%s",
+	log_msg(log, LOG_INFO, "collisiond %s listening on %s%s:%u (%s, %s engine, %u thread%s)%s",
 		COLLISIOND_VERSION, cfg->tls_cert ? "https://" : "http://", cfg->bind,
 		http_port(http), cfg->api_key ? "API key required" : "no API key",
-		cfg->threads, cfg->threads == 1 ? "" : "s", cfg->demo ? ", demo mesh loaded" : "");
+		http_engine_name(http), cfg->threads, cfg->threads == 1 ? "" : "s", cfg->demo ? ", demo mesh loaded" : "");
 	if (have_backend && store_backend_start(&backend)) {
 		log_msg(log, LOG_ERROR, "%s: cannot start the loader thread",
 			cfg->store ? "--store" : "--data-dir");

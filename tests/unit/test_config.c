@@ -236,9 +236,16 @@ START_TEST(test_http_engine)
 	const char *tls[] = { "collisiond", "--http-engine=epoll", "--tls-cert", "c.pem",
 			      "--tls-key", "k.pem", NULL };
 	const char *envp[] = { "COLLISIOND_HTTP_ENGINE=epoll", NULL };
+	const char *mhd[] = { "collisiond", "--http-engine", "mhd", NULL };
+	const char *auto_tls[] = { "collisiond", "--tls-cert", "c.pem", "--tls-key", "k.pem", NULL };
 
 	ck_assert_int_eq(parse(&cfg, none, NULL, err), CONFIG_OK);
+	ck_assert_str_eq(cfg.http_engine, "auto");
+	ck_assert_int_eq(parse(&cfg, mhd, NULL, err), CONFIG_OK);
 	ck_assert_str_eq(cfg.http_engine, "mhd");
+	/* auto with TLS is libmicrohttpd's: accepted */
+	ck_assert_int_eq(parse(&cfg, auto_tls, NULL, err), CONFIG_OK);
+	ck_assert_str_eq(cfg.http_engine, "auto");
 	ck_assert_int_eq(parse(&cfg, ev, NULL, err), CONFIG_OK);
 	ck_assert_str_eq(cfg.http_engine, "epoll");
 	ck_assert_int_eq(parse(&cfg, none, envp, err), CONFIG_OK);
