@@ -479,7 +479,7 @@ static int process_head(struct ev_conn *c)
 		/* the request line is in: the rest of the head is due within
 		 * --header-timeout (libmicrohttpd's URI callback arms it here) */
 		c->line_seen = 1;
-		conn_watch_arm(&c->watch, now_ns() + s->header_ns, WATCH_HEADERS);
+		conn_watch_arm(&c->watch, now_coarse_ns() + s->header_ns, WATCH_HEADERS);
 	}
 	if (!end && avail >= HTTP_HEAD_MAX) {
 		conn_watch_arm(&c->watch, 0, WATCH_NONE);
@@ -642,7 +642,7 @@ static int answer_sent(struct ev_conn *c)
 		return 1;
 	}
 	/* the next request line is due within the header (or idle) timeout */
-	conn_watch_arm(&c->watch, now_ns() + s->idle_header_ns, WATCH_HEADERS);
+	conn_watch_arm(&c->watch, now_coarse_ns() + s->idle_header_ns, WATCH_HEADERS);
 	c->state = EV_HEAD;
 	return 0;
 }

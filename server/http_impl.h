@@ -96,6 +96,16 @@ static inline uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The same clock to a few milliseconds (the kernel's tick), without reading
+ * the TSC: for deadlines, which count whole seconds. */
+static inline uint64_t now_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* http_request.c: a request's intake, shared by both engines. */
 
 /* What the engine does after the head (http_request_head). */
