@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	status = 1;
-	log = malloc(sizeof(*log));
+	log = aligned_alloc(64, (sizeof(*log) + 63) / 64 * 64);
 	if (!log || log_start(log, STDERR_FILENO, cfg.log_level, 1)) {
 		fprintf(stderr, "collisiond: cannot start logging\n");
 		goto out_release_config;
