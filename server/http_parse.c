@@ -189,8 +189,11 @@ enum http_parse_result http_parse_head(char *buf, size_t len, struct http_parsed
 		n = (size_t)(nl - buf) - ls;
 		if (n && buf[ls + n - 1] == '\r')
 			n--;
-		if (n == 0)
+		if (n == 0) {
+			if (ls == 0)	/* the engine skips empty lines before a request */
+				return bad(msg, msglen, HTTP_PARSE_BAD, "request line: empty");
 			break;	/* the empty line */
+		}
 		if (ls == 0) {
 			if (memchr(buf, '\r', n) || memchr(buf, '\0', n))
 				return bad(msg, msglen, HTTP_PARSE_BAD, "request line: control byte");

@@ -4,7 +4,9 @@
 # Convention: tests/fuzz/fuzz_X.c defines LLVMFuzzerTestOneInput for one
 # parser of outside bytes; its seed corpus is tests/fuzz/seeds/X/ (a few tiny
 # hand-written files). Each target is linked with all of api/*.c and core/*.c
-# and -lcjson -lm, so a new target needs no change here.
+# and -lcjson -lm, so a new target needs no change here. A target that
+# needs more names it in a comment line "FUZZ_EXTRA: file.c ... -llib"
+# (server/ sources are compiled for that target alone).
 #
 #   tests/fuzz/run.sh            every target
 #   tests/fuzz/run.sh obj stl    only fuzz_obj.c and fuzz_stl.c
@@ -62,8 +64,9 @@ for t in "${targets[@]}"; do
 	if [ ! -e "$src" ]; then
 		echo "fuzz_$t: no $src"; status=1; continue
 	fi
+	extra=$(sed -n 's/.*FUZZ_EXTRA: *//p' "$src" | head -n 1)
 	# shellcheck disable=SC2086
-	if ! $FUZZ_CC $CFLAGS $SAN -fsanitize=fuzzer -o "$bin" "$src" "${objs[@]}" $LIBS; then
+	if ! $FUZZ_CC $CFLAGS $SAN -fsanitize=fuzzer -o "$bin" "$src" $extra "${objs[@]}" $LIBS; then
 		echo "fuzz_$t: build failed"; status=1; continue
 	fi
 	rm -rf "$corpus"

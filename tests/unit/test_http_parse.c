@@ -47,6 +47,7 @@ static const struct {
 	enum http_parse_result want;
 } bad_heads[] = {
 	{ "GET /healthz\r\n\r\n", HTTP_PARSE_BAD },			/* HTTP/0.9 form */
+	{ "\nGET / HTTP/1.1\r\nHost: x\r\n\r\n", HTTP_PARSE_BAD },	/* empty first line (fuzz) */
 	{ " /healthz HTTP/1.1\r\nHost: x\r\n\r\n", HTTP_PARSE_BAD },	/* no method */
 	{ "GE\x01T /healthz HTTP/1.1\r\nHost: x\r\n\r\n", HTTP_PARSE_BAD },
 	{ "GET  /healthz  HTTP/1.1\r\nHost: x\r\n\r\n", HTTP_PARSE_BAD },
