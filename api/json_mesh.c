@@ -430,7 +430,7 @@ static enum api_err triangle_verdict(const struct marray *t, size_t nvert, struc
 {
 	const uint32_t *idx = t->data;
 	size_t end = t->fault == EF_NONE ? t->stored : t->fault_k, p;
-	char text[96];
+	char text[sizeof(f->msg)];	/* an index of 1e300 prints 301 digits, cut where the tree decoder cuts */
 
 	if (end > t->stored)
 		end = t->stored;
