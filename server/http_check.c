@@ -7,12 +7,6 @@
 #include <strings.h>
 
 /* RFC 9110 5.6.2: tchar. */
-static int is_tchar(unsigned char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
-}
-
 static void fail(struct http_head_scan *h, enum api_err e, const char *fmt, const char *name)
 {
 	if (h->err != API_OK)
@@ -40,7 +34,7 @@ int http_scan_header(struct http_head_scan *h, const char *key, size_t key_size,
 		return -1;
 	}
 	for (i = 0; i < key_size; i++) {
-		if (!is_tchar((unsigned char)key[i])) {
+		if (!http_is_tchar((unsigned char)key[i])) {
 			fail(h, API_INVALID_REQUEST, "header %.40s: the name is not a token", key);
 			return -1;
 		}

@@ -8,8 +8,19 @@
 
 #include <microhttpd.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "api.h"
+
+/* 1 when ch may appear in a token (RFC 9110 5.6.2: ALPHA, DIGIT and
+ * !#$%&'*+-.^_`|~), by two 64-bit masks; the one definition for header
+ * names (http_check.c) and methods (http_parse.c). */
+static inline int http_is_tchar(unsigned char ch)
+{
+	static const uint64_t mask[2] = { 0x03ff6cfa00000000ull, 0x57ffffffc7fffffeull };
+
+	return ch < 128 && (mask[ch >> 6] >> (ch & 63) & 1);
+}
 
 /* The headers the transport uses, gathered in the same pass (NULL: absent). */
 struct http_head {

@@ -7,12 +7,6 @@
 #include <strings.h>
 
 /* RFC 9110 5.6.2: tchar. */
-static int is_tchar(unsigned char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
-}
-
 size_t http_head_end(const char *buf, size_t len, size_t *scan)
 {
 	size_t ls = *scan;
@@ -72,7 +66,7 @@ static enum http_parse_result parse_request_line(char *buf, size_t n, struct htt
 	if (!sp1 || sp1 == buf)
 		return bad(msg, msglen, HTTP_PARSE_BAD, "request line: no method");
 	for (i = 0; buf + i < sp1; i++)
-		if (!is_tchar((unsigned char)buf[i]))
+		if (!http_is_tchar((unsigned char)buf[i]))
 			return bad(msg, msglen, HTTP_PARSE_BAD, "request line: the method is not a token");
 	sp2 = memchr(sp1 + 1, ' ', n - (size_t)(sp1 + 1 - buf));
 	if (!sp2 || sp2 == sp1 + 1)

@@ -20,6 +20,21 @@ static enum http_parse_result parse(const char *text, struct http_parsed *p, cha
 	return http_parse_head(buf, n, p, msg, 128);
 }
 
+/* The token masks against RFC 9110's definition, for every byte. */
+START_TEST(test_tchar_masks)
+{
+	static const char specials[] = "!#$%&'*+-.^_`|~";
+	int ch;
+
+	for (ch = 0; ch < 256; ch++) {
+		int want = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			   (ch >= '0' && ch <= '9') || (ch && memchr(specials, ch, sizeof(specials) - 1));
+
+		ck_assert_msg(http_is_tchar((unsigned char)ch) == want, "byte 0x%02x", ch);
+	}
+}
+END_TEST
+
 START_TEST(test_request_line)
 {
 	char buf[512], msg[128];
@@ -356,6 +371,7 @@ static Suite *http_parse_suite(void)
 	Suite *s = suite_create("http_parse");
 	TCase *tc = tcase_create("head");
 
+	tcase_add_test(tc, test_tchar_masks);
 	tcase_add_test(tc, test_request_line);
 	tcase_add_loop_test(tc, test_bad_heads, 0, (int)(sizeof(bad_heads) / sizeof(bad_heads[0])));
 	tcase_add_loop_test(tc, test_refused_heads, 0,
