@@ -57,16 +57,23 @@ static void put_bytes(char **p, const char *end, const char *s, size_t n)
 	*p += n;
 }
 
+const char *access_u64(char digits[20], uint64_t v)
+{
+	char *d = digits + 20;
+
+	do {
+		*--d = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return d;
+}
+
 static void put_u64(char **p, const char *end, uint64_t v)
 {
 	char digits[20];
-	size_t n = 0;
+	const char *d = access_u64(digits, v);
 
-	do {
-		digits[sizeof(digits) - ++n] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put_bytes(p, end, digits + sizeof(digits) - n, n);
+	put_bytes(p, end, d, (size_t)(digits + sizeof(digits) - d));
 }
 
 size_t access_format(char *out, size_t cap, const struct access_fields *f)

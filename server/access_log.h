@@ -31,4 +31,9 @@ void access_remote(const struct sockaddr *sa, char out[ACCESS_REMOTE_MAX]);
 /* Format the line into out[0..cap) (cut at cap); its length. */
 size_t access_format(char *out, size_t cap, const struct access_fields *f);
 
+/* The decimal digits of v, right-aligned in digits[20]: returns where they
+ * start (their count is digits + 20 minus that). For the access line and
+ * the epoll engine's response heads. */
+const char *access_u64(char digits[20], uint64_t v);
+
 #endif

@@ -162,7 +162,7 @@ void http_api_response(struct http_server *s, struct request *r, const char *met
  * when remote is not NULL, its access line. */
 void http_request_record(struct http_server *s, struct request *r, const char *remote);
 
-/* http_mhd.c and http_ev.c: the engines; 0 or -1 with err, as http_start. */
+/* http_mhd.c and http_ev_server.c: the engines; 0 or -1 with err, as http_start. */
 int http_mhd_start(struct http_server *s, char *err, size_t errlen);
 void http_mhd_stop(struct http_server *s, unsigned grace_ms);
 int http_ev_start(struct http_server *s, char *err, size_t errlen);
