@@ -80,6 +80,11 @@ struct api_route_info {
 	enum api_access access;
 	int mesh_upload;		/* body limit is max_body_mesh, not max_body_query */
 	char allow[64];			/* for 405: the methods the path accepts */
+	/* the match itself, for api_request.route */
+	enum api_err err;		/* what api_route returned */
+	int op;				/* the operation (API_OK) */
+	const char *name_raw;		/* the {name} or {world} segment, within path */
+	size_t name_raw_len;		/* 0: the route has none */
 };
 
 /*
@@ -118,6 +123,10 @@ struct api_request {
 	size_t body_len;
 	enum api_auth auth;
 	const struct api_arg *args;	/* query string, ended by a NULL key; NULL: none */
+	/* api_route's answer for this method and path when the caller has it
+	 * (the server routes before the body), so that it is not matched twice;
+	 * NULL: api_handle routes */
+	const struct api_route_info *route;
 };
 
 struct api_response {

@@ -131,6 +131,10 @@ enum api_err api_route_match(const char *method, const char *path, struct api_ro
 	info->access = API_ACCESS_OPEN;
 	info->mesh_upload = 0;
 	info->allow[0] = '\0';
+	info->err = API_NOT_FOUND;
+	info->op = 0;
+	info->name_raw = NULL;
+	info->name_raw_len = 0;
 	m->op = 0;
 	m->name[0] = '\0';
 	m->name_raw = NULL;
@@ -154,6 +158,10 @@ enum api_err api_route_match(const char *method, const char *path, struct api_ro
 			m->op = r->op;
 			m->name_raw = seg;
 			m->name_raw_len = seg_len;
+			info->err = API_OK;
+			info->op = (int)r->op;
+			info->name_raw = seg;
+			info->name_raw_len = seg_len;
 			return API_OK;
 		}
 		alen += (size_t)snprintf(info->allow + alen, sizeof(info->allow) - alen, "%s%s",
@@ -161,6 +169,7 @@ enum api_err api_route_match(const char *method, const char *path, struct api_ro
 		if (alen >= sizeof(info->allow))
 			alen = sizeof(info->allow) - 1;
 	}
+	info->err = API_METHOD_NOT_ALLOWED;
 	return API_METHOD_NOT_ALLOWED;
 }
 

@@ -2,30 +2,45 @@
 #include "access_log.h"
 
 #include <arpa/inet.h>
+#include <stdint.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
+/* 1 for the bytes a log line carries as they are: 0x21..0x7e but '"' and
+ * '\\' (NUL is 0: it ends the path) */
+static int plain_byte(unsigned char c)
+{
+	static const uint64_t mask[2] = { 0xfffffffa00000000ull, 0x7fffffffefffffffull };
+
+	return c < 128 && (mask[c >> 6] >> (c & 63) & 1);
+}
+
 size_t access_escape_path(char *out, size_t cap, const char *raw)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t n = 0;
+	size_t n = 0, lim = cap < 3 ? 0 : cap - 3;
 
-	/* the usual path needs no escape: copy it as is */
-	while (n + 5 < cap && raw[n] > 0x20 && raw[n] < 0x7f && raw[n] != '"' && raw[n] != '\\') {
+	/* the usual path needs no escape: copy it as is (each byte written
+	 * leaves room for "...") */
+	while (n < lim && plain_byte((unsigned char)raw[n])) {
 		out[n] = raw[n];
 		n++;
 	}
 	raw += n;
-	for (; *raw && n + 5 < cap; raw++) {
+	for (; *raw; raw++) {
 		unsigned char c = (unsigned char)*raw;
 
-		if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+		if (!plain_byte(c)) {
+			if (n + 4 + 3 > cap)
+				break;
 			out[n++] = '\\';
 			out[n++] = 'x';
 			out[n++] = hex[c >> 4];
 			out[n++] = hex[c & 15];
 		} else {
+			if (n + 1 + 3 > cap)
+				break;
 			out[n++] = (char)c;
 		}
 	}
@@ -48,13 +63,11 @@ void access_remote(const struct sockaddr *sa, char out[ACCESS_REMOTE_MAX])
 			  ACCESS_REMOTE_MAX);
 }
 
-/* Append s (n bytes) at *p, within end. */
-static void put_bytes(char **p, const char *end, const char *s, size_t n)
+/* Append s (n bytes) at p; returns the end. */
+static char *put_bytes(char *p, const char *s, size_t n)
 {
-	if (n > (size_t)(end - *p))
-		n = (size_t)(end - *p);
-	memcpy(*p, s, n);
-	*p += n;
+	memcpy(p, s, n);
+	return p + n;
 }
 
 const char *access_u64(char digits[20], uint64_t v)
@@ -68,30 +81,29 @@ const char *access_u64(char digits[20], uint64_t v)
 	return d;
 }
 
-static void put_u64(char **p, const char *end, uint64_t v)
+static char *put_u64(char *p, uint64_t v)
 {
 	char digits[20];
 	const char *d = access_u64(digits, v);
 
-	put_bytes(p, end, d, (size_t)(digits + sizeof(digits) - d));
+	return put_bytes(p, d, (size_t)(digits + sizeof(digits) - d));
 }
 
-size_t access_format(char *out, size_t cap, const struct access_fields *f)
+size_t access_format(char out[ACCESS_LINE_MAX], const struct access_fields *f)
 {
 	char *p = out;
-	const char *end = out + cap;
 
-	put_bytes(&p, end, "access method=", 14);
-	put_bytes(&p, end, f->method, strlen(f->method));
-	put_bytes(&p, end, " path=", 6);
-	put_bytes(&p, end, f->path, f->path_len);
-	put_bytes(&p, end, " status=", 8);
-	put_u64(&p, end, f->status < 0 ? 0 : (uint64_t)f->status);
-	put_bytes(&p, end, " bytes=", 7);
-	put_u64(&p, end, f->bytes);
-	put_bytes(&p, end, " us=", 4);
-	put_u64(&p, end, f->us);
-	put_bytes(&p, end, " remote=", 8);
-	put_bytes(&p, end, f->remote, strlen(f->remote));
+	p = put_bytes(p, "access method=", 14);
+	p = put_bytes(p, f->method, strnlen(f->method, ACCESS_METHOD_MAX));
+	p = put_bytes(p, " path=", 6);
+	p += access_escape_path(p, ACCESS_PATH_MAX, f->path);
+	p = put_bytes(p, " status=", 8);
+	p = put_u64(p, f->status < 0 ? 0 : (uint64_t)f->status);
+	p = put_bytes(p, " bytes=", 7);
+	p = put_u64(p, f->bytes);
+	p = put_bytes(p, " us=", 4);
+	p = put_u64(p, f->us);
+	p = put_bytes(p, " remote=", 8);
+	p = put_bytes(p, f->remote, strnlen(f->remote, ACCESS_REMOTE_MAX));
 	return (size_t)(p - out);
 }

@@ -306,7 +306,6 @@ static void request_setup(struct ev_conn *c, struct http_parsed *p, const char *
 	memcpy(r->raw, p->target, n);
 	r->raw[n] = '\0';
 	r->raw_len = n;
-	r->path_len = access_escape_path(r->path, sizeof(r->path), r->raw);
 	http_request_start(r, p->method);
 	atomic_store_explicit(&c->w->in_flight,
 			      atomic_load_explicit(&c->w->in_flight, memory_order_relaxed) + 1,

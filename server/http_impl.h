@@ -18,7 +18,6 @@
 #include "http.h"
 #include "http_check.h"
 
-#define LOG_PATH_MAX 192	/* bytes of the (escaped) path kept for the access log */
 #define RAW_PATH_INLINE 256	/* longer raw paths are copied to the heap */
 
 struct ev_server;
@@ -59,6 +58,8 @@ struct request {
 	size_t raw_len;
 	uint64_t t0_ns;
 	const char *route_label;	/* static; NULL = "unmatched" */
+	int routed;			/* route holds api_route's answer (classify) */
+	struct api_route_info route;
 	const char *ray_kind;
 	uint64_t rays;
 	int status;			/* 0 until a response is queued */
@@ -77,8 +78,6 @@ struct request {
 	char *body;
 	size_t len, cap;
 	char method[12];
-	size_t path_len;
-	char path[LOG_PATH_MAX];	/* escaped for the log */
 	char raw_inline[RAW_PATH_INLINE];
 };
 

@@ -257,7 +257,6 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 	memcpy(r->raw, uri, n);
 	r->raw[n] = '\0';
 	r->raw_len = n;
-	r->path_len = access_escape_path(r->path, sizeof(r->path), r->raw);
 	return r;
 }
 
@@ -322,9 +321,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	}
 	http_request_record(s, r,
 			    log_enabled(s->p.log, LOG_INFO) ? conn_remote(c, request_conn(r)) : NULL);
-	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && log_enabled(s->p.log, LOG_DEBUG))
+	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && log_enabled(s->p.log, LOG_DEBUG)) {
+		char path[ACCESS_PATH_MAX];
+
 		log_msg(s->p.log, LOG_DEBUG, "request %s %.*s ended early (code %d)", r->method,
-			(int)r->path_len, r->path, (int)toe);
+			(int)access_escape_path(path, sizeof(path), r->raw), path, (int)toe);
+	}
 	request_release(r);
 	r->started = 0;
 	http_in_flight_add(s, -1);

@@ -105,7 +105,7 @@ static void refuse(struct request *r, enum api_err e, const char *allow, const c
  */
 static void classify(struct http_server *s, struct request *r, const char *url, const char *method, uint64_t clen, int known)
 {
-	struct api_route_info info;
+	const struct api_route_info *info;
 	const char *why;
 	enum api_err e, ae;
 
@@ -116,13 +116,14 @@ static void classify(struct http_server *s, struct request *r, const char *url, 
 			refuse(r, API_METHOD_NOT_ALLOWED, OPS_ALLOW, "this path only answers GET and HEAD");
 		return;
 	}
-	memset(&info, 0, sizeof(info));
 	/* HEAD is GET without the body (libmicrohttpd drops it). */
-	e = api_route(strcmp(method, "HEAD") == 0 ? "GET" : method, url, &info);
-	r->route_label = info.label;
+	e = api_route(strcmp(method, "HEAD") == 0 ? "GET" : method, url, &r->route);
+	info = &r->route;
+	r->routed = 1;
+	r->route_label = info->label;
 	r->auth = request_auth(s, r->head.authorization);
 	/* the api's access policy, applied before the body is read */
-	ae = api_access(url, e == API_OK ? info.access : API_ACCESS_OPEN, r->auth, &why);
+	ae = api_access(url, e == API_OK ? info->access : API_ACCESS_OPEN, r->auth, &why);
 	if (ae) {
 		refuse(r, ae, NULL, why);
 		return;
@@ -132,7 +133,7 @@ static void classify(struct http_server *s, struct request *r, const char *url, 
 		return;
 	}
 	if (e == API_METHOD_NOT_ALLOWED) {
-		refuse(r, e, info.allow, "method not allowed on this path");
+		refuse(r, e, info->allow, "method not allowed on this path");
 		return;
 	}
 	if (e != API_OK) {
@@ -143,7 +144,7 @@ static void classify(struct http_server *s, struct request *r, const char *url, 
 		refuse(r, API_NOT_READY, NULL, "still loading stored meshes");
 		return;
 	}
-	r->limit = info.mesh_upload ? s->p.api->limits.max_body_mesh :
+	r->limit = info->mesh_upload ? s->p.api->limits.max_body_mesh :
 				      s->p.api->limits.max_body_query;
 	if (known && clen > r->limit) {
 		char msg[96];

@@ -76,6 +76,7 @@ void http_api_response(struct http_server *s, struct request *r, const char *met
 	req.body = r->body;
 	req.body_len = r->len;
 	req.auth = r->auth;
+	req.route = r->routed ? &r->route : NULL;
 	memset(resp, 0, sizeof(*resp));
 	api_handle(s->p.api, &req, resp);
 	if (resp->route_label)
@@ -92,14 +93,18 @@ void http_request_record(struct http_server *s, struct request *r, const char *r
 {
 	uint64_t us = (now_ns() - r->t0_ns) / 1000;
 	struct access_fields f;
-	char line[LOG_PATH_MAX + 160];
+	struct log_shard *sh;
+	char *line;
 
 	if (r->status)
 		metrics_record(s->p.metrics, r->route_label, r->method, r->status, us, r->ray_kind,
 			       r->rays);
 	if (!remote)
 		return;
-	f = (struct access_fields){ r->method, r->path, r->path_len, r->status, r->bytes, us,
-				    remote };
-	log_access(s->p.log, line, access_format(line, sizeof(line), &f));
+	/* formatted straight into the log's buffer */
+	line = log_access_begin(s->p.log, ACCESS_LINE_MAX, &sh);
+	if (!line)
+		return;
+	f = (struct access_fields){ r->method, r->raw, r->status, r->bytes, us, remote };
+	log_access_end(s->p.log, sh, line + access_format(line, &f));
 }

@@ -273,28 +273,40 @@ static struct log_shard *my_shard(struct log *l)
 	return &l->shards[index];
 }
 
-void log_access(struct log *l, const char *msg, size_t n)
+char *log_access_begin(struct log *l, size_t max, struct log_shard **shp)
 {
-	char line[LOG_LINE_MAX];
 	struct log_shard *sh;
-	size_t p;
 
 	if (!log_enabled(l, LOG_INFO))
-		return;
-	p = line_prefix(line, LOG_INFO);
-	if (n > sizeof(line) - p - 1)
-		n = sizeof(line) - p - 1;
-	memcpy(line + p, msg, n);
-	p += n;
-	line[p++] = '\n';
-
+		return NULL;
 	sh = my_shard(l);
 	pthread_mutex_lock(&sh->lock);
-	if (sh->len + p > sizeof(sh->buf))
+	/* the prefix (at most 34 bytes), max bytes and the newline must fit */
+	if (sh->len + 34 + max + 1 > sizeof(sh->buf))
 		flush_shard_locked(l, sh);
-	memcpy(sh->buf + sh->len, line, p);
-	sh->len += p;
+	*shp = sh;
+	return sh->buf + sh->len + line_prefix(sh->buf + sh->len, LOG_INFO);
+}
+
+void log_access_end(struct log *l, struct log_shard *sh, char *end)
+{
+	*end++ = '\n';
+	sh->len = (size_t)(end - sh->buf);
 	if (sh->len >= LOG_FLUSH_BYTES)
 		flush_shard_locked(l, sh);
 	pthread_mutex_unlock(&sh->lock);
+}
+
+void log_access(struct log *l, const char *msg, size_t n)
+{
+	struct log_shard *sh;
+	char *p;
+
+	if (n > LOG_LINE_MAX - 64)
+		n = LOG_LINE_MAX - 64;
+	p = log_access_begin(l, n, &sh);
+	if (!p)
+		return;
+	memcpy(p, msg, n);
+	log_access_end(l, sh, p + n);
 }

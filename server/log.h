@@ -77,6 +77,16 @@ void log_msg(struct log *l, enum log_level level, const char *fmt, ...)
  */
 void log_access(struct log *l, const char *msg, size_t n);
 
+/*
+ * The same line written in place, without a copy: log_access_begin locks
+ * the calling thread's shard, writes the timestamp and level and returns
+ * where the message goes, with room for max bytes (max <= LOG_LINE_MAX - 64;
+ * the caller writes at most that); log_access_end(l, sh, end) ends the line
+ * at end (newline added) and unlocks. NULL, and nothing to end, below info.
+ */
+char *log_access_begin(struct log *l, size_t max, struct log_shard **sh);
+void log_access_end(struct log *l, struct log_shard *sh, char *end);
+
 /* Write the timestamp "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" (27 bytes, no NUL) of
  * the current real time to out, which must hold 27 bytes. */
 void log_timestamp(char out[27]);

@@ -24,12 +24,31 @@ static void teardown(void)
 	store_free(ctx.store);
 }
 
+/* api_handle, once routing itself and once handed api_route's answer (as
+ * the server does): both answers must be the same; the first is kept. */
 static void call(const char *method, const char *path, const char *ctype, const char *body,
 		 enum api_auth auth, struct api_response *resp)
 {
 	struct api_request rq = { method, path, ctype, body, body ? strlen(body) : 0, auth, NULL };
+	struct api_route_info route;
+	struct api_response again;
+	size_t n1, n2;
+	const char *b1, *b2;
 
 	api_handle(&ctx, &rq, resp);
+	ck_assert_int_eq(api_route(method, path, &route), route.err);
+	rq.route = &route;
+	api_handle(&ctx, &rq, &again);
+	b1 = api_response_body(resp, &n1);
+	b2 = api_response_body(&again, &n2);
+	ck_assert_int_eq(again.status, resp->status);
+	ck_assert_uint_eq(n1, n2);
+	ck_assert(n1 == 0 || memcmp(b1, b2, n1) == 0);
+	ck_assert_str_eq(again.allow, resp->allow);
+	ck_assert_int_eq(again.www_authenticate, resp->www_authenticate);
+	ck_assert_str_eq(again.route_label ? again.route_label : "-",
+			 resp->route_label ? resp->route_label : "-");
+	api_response_release(&again);
 }
 
 /* status, error code (NULL: no error body expected) and a message part */
