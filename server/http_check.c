@@ -6,7 +6,24 @@
 #include <string.h>
 #include <strings.h>
 
-/* RFC 9110 5.6.2: tchar. */
+const unsigned char http_tchar[256] = {
+	['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1,
+	['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['*'] = 1,
+	['+'] = 1, ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1, ['`'] = 1, ['|'] = 1, ['~'] = 1,
+};
+
+uint64_t http_decimal_u64(const char *s)
+{
+	uint64_t v = 0;
+
+	for (; *s >= '0' && *s <= '9'; s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+	}
+	return v;
+}
+
 static void fail(struct http_head_scan *h, enum api_err e, const char *fmt, const char *name)
 {
 	if (h->err != API_OK)
@@ -39,6 +56,12 @@ int http_scan_header(struct http_head_scan *h, const char *key, size_t key_size,
 			return -1;
 		}
 	}
+	return http_scan_header_named(h, key, key_size, value, value_size);
+}
+
+int http_scan_header_named(struct http_head_scan *h, const char *key, size_t key_size,
+			   const char *value, size_t value_size)
+{
 	if (value && memchr(value, '\0', value_size)) {
 		fail(h, API_INVALID_REQUEST, "header %.40s: the value holds a NUL byte", key);
 		return -1;

@@ -321,8 +321,8 @@ static void request_setup(struct ev_conn *c, struct http_parsed *p, const char *
 	c->head_method = strcmp(p->method, "HEAD") == 0;
 }
 
-/* A whole head is in in[0..): parse it and start its request. */
-static int start_request(struct ev_conn *c, size_t avail)
+/* A whole head is in in[0..end): parse it and start its request. */
+static int start_request(struct ev_conn *c, size_t end)
 {
 	struct http_server *s = c->w->s;
 	struct http_parsed p;
@@ -330,7 +330,7 @@ static int start_request(struct ev_conn *c, size_t avail)
 	char msg[128];
 
 	msg[0] = '\0';
-	pr = http_parse_head(c->in, avail, &p, msg, sizeof(msg));
+	pr = http_parse_head_at(c->in, end, &p, msg, sizeof(msg));
 	if (pr != HTTP_PARSE_OK) {
 		conn_watch_arm(&c->watch, 0, WATCH_NONE);
 		answer_bad_head(c, http_parse_status(pr), msg);
@@ -349,7 +349,7 @@ static int start_request(struct ev_conn *c, size_t avail)
 	}
 	c->chunked = p.chunked;
 	memset(&c->ch, 0, sizeof(c->ch));
-	c->body_left = p.chunked ? 0 : strtoull(p.head.content_length, NULL, 10);
+	c->body_left = p.chunked ? 0 : c->req.content_length;
 	if (p.expect_continue && p.minor == 1 && c->in_off == c->in_len && send_continue(c)) {
 		ev_conn_close(c);
 		return EV_CLOSED;
@@ -412,7 +412,7 @@ static int process_head(struct ev_conn *c)
 	}
 	if (!end)
 		return EV_NEED_INPUT;
-	return start_request(c, c->in_len);
+	return start_request(c, end);	/* make_room put the head at in[0] */
 }
 
 /* The body is in: answer. */

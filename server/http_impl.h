@@ -67,6 +67,7 @@ struct request {
 	enum api_auth auth;
 	struct http_head head;		/* the headers used here, from http_check_head */
 	size_t limit;			/* body bytes allowed */
+	uint64_t content_length;	/* as the header announces it; 0: none */
 	int ops;			/* /healthz, /readyz or /metrics */
 	enum api_err verdict;		/* a refusal decided from the headers */
 	char allow[64];

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <strings.h>
 
-/* RFC 9110 5.6.2: tchar. */
 size_t http_head_end(const char *buf, size_t len, size_t *scan)
 {
 	size_t ls = *scan;
@@ -59,9 +58,21 @@ static enum http_parse_result parse_request_line(char *buf, size_t n, struct htt
 						 char *msg, size_t msglen)
 {
 	char *sp1, *sp2;
-	size_t i;
+	size_t i, j;
 	int minor;
 
+	/* the usual line, in one pass: a token, a space, a target of visible
+	 * bytes, a space (buf[n] is CR or LF, which ends both loops); anything
+	 * else takes the checks below, which say what is wrong */
+	for (i = 0; http_is_tchar((unsigned char)buf[i]); i++)
+		;
+	for (j = i + 1; i > 0 && buf[i] == ' ' && (unsigned char)buf[j] > 0x20 && buf[j] != 0x7f; j++)
+		;
+	if (i > 0 && buf[i] == ' ' && j > i + 1 && buf[j] == ' ') {
+		sp1 = buf + i;
+		sp2 = buf + j;
+		goto version;
+	}
 	sp1 = memchr(buf, ' ', n);
 	if (!sp1 || sp1 == buf)
 		return bad(msg, msglen, HTTP_PARSE_BAD, "request line: no method");
@@ -77,6 +88,7 @@ static enum http_parse_result parse_request_line(char *buf, size_t n, struct htt
 		if (ch < 0x21 || ch == 0x7f)
 			return bad(msg, msglen, HTTP_PARSE_BAD, "request line: control byte in the target");
 	}
+version:
 	minor = parse_version(sp2 + 1, n - (size_t)(sp2 + 1 - buf));
 	if (minor == -1)
 		return bad(msg, msglen, HTTP_PARSE_VERSION, "only HTTP/1.0 and HTTP/1.1 are served");
@@ -137,14 +149,27 @@ static enum http_parse_result parse_header(char *buf, size_t n, struct http_pars
 					   struct http_head_scan *scan, char *msg, size_t msglen)
 {
 	char *colon, *v, *end;
+	size_t i;
+	int token;
 
-	if (buf[0] == ' ' || buf[0] == '\t')
-		return bad(msg, msglen, HTTP_PARSE_BAD, "header: obsolete line folding");
-	if (memchr(buf, '\r', n))
-		return bad(msg, msglen, HTTP_PARSE_BAD, "header: CR inside a line");
-	colon = memchr(buf, ':', n);
-	if (!colon)
-		return bad(msg, msglen, HTTP_PARSE_BAD, "header: a line without a colon");
+	/* the usual line: a token, then the colon (buf[n] is CR or LF, not a
+	 * token byte); the name is then known good */
+	for (i = 0; http_is_tchar((unsigned char)buf[i]); i++)
+		;
+	token = i > 0 && buf[i] == ':';
+	if (token) {
+		colon = buf + i;
+		if (memchr(colon, '\r', n - i))
+			return bad(msg, msglen, HTTP_PARSE_BAD, "header: CR inside a line");
+	} else {
+		if (buf[0] == ' ' || buf[0] == '\t')
+			return bad(msg, msglen, HTTP_PARSE_BAD, "header: obsolete line folding");
+		if (memchr(buf, '\r', n))
+			return bad(msg, msglen, HTTP_PARSE_BAD, "header: CR inside a line");
+		colon = memchr(buf, ':', n);
+		if (!colon)
+			return bad(msg, msglen, HTTP_PARSE_BAD, "header: a line without a colon");
+	}
 	end = buf + n;
 	for (v = colon + 1; v < end && (*v == ' ' || *v == '\t'); v++)
 		;
@@ -153,7 +178,9 @@ static enum http_parse_result parse_header(char *buf, size_t n, struct http_pars
 	*colon = '\0';
 	*end = '\0';
 	/* after a refusal the rest is still parsed (Connection), not checked */
-	if (scan->err == API_OK)
+	if (scan->err == API_OK && token)
+		http_scan_header_named(scan, buf, (size_t)(colon - buf), v, (size_t)(end - v));
+	else if (scan->err == API_OK)
 		http_scan_header(scan, buf, (size_t)(colon - buf), v, (size_t)(end - v));
 	if (note_header(p, buf, (size_t)(colon - buf), v, msg, msglen))
 		return HTTP_PARSE_BAD;
@@ -163,17 +190,27 @@ static enum http_parse_result parse_header(char *buf, size_t n, struct http_pars
 enum http_parse_result http_parse_head(char *buf, size_t len, struct http_parsed *p, char *msg,
 				       size_t msglen)
 {
-	struct http_head_scan scan;
-	enum http_parse_result r;
-	size_t scanned = 0, end, ls, nheaders = 0;
-	char *nl;
+	size_t scanned = 0, end;
 
-	memset(p, 0, sizeof(*p));
 	end = http_head_end(buf, len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX, &scanned);
-	if (!end)
+	if (!end) {
+		memset(p, 0, sizeof(*p));
 		return len >= HTTP_HEAD_MAX ?
 		       bad(msg, msglen, HTTP_PARSE_TOO_LARGE, "request header block over 16 KiB") :
 		       HTTP_PARSE_INCOMPLETE;
+	}
+	return http_parse_head_at(buf, end, p, msg, msglen);
+}
+
+enum http_parse_result http_parse_head_at(char *buf, size_t end, struct http_parsed *p, char *msg,
+					  size_t msglen)
+{
+	struct http_head_scan scan;
+	enum http_parse_result r;
+	size_t ls, nheaders = 0;
+	char *nl;
+
+	memset(p, 0, sizeof(*p));
 	p->head_len = end;
 	http_scan_init(&scan, &p->head, msg, msglen);
 	for (ls = 0; ls < end; ls = (size_t)(nl - buf) + 1) {

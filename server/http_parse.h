@@ -64,6 +64,11 @@ size_t http_head_end(const char *buf, size_t len, size_t *scan);
 enum http_parse_result http_parse_head(char *buf, size_t len, struct http_parsed *p, char *msg,
 				       size_t msglen);
 
+/* The same for a head known to end at end (http_head_end's answer for
+ * buf, end <= HTTP_HEAD_MAX): no second scan for its end. */
+enum http_parse_result http_parse_head_at(char *buf, size_t end, struct http_parsed *p, char *msg,
+					  size_t msglen);
+
 /* The status line's code for a result other than OK and INCOMPLETE. */
 int http_parse_status(enum http_parse_result r);
 

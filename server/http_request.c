@@ -84,8 +84,8 @@ static int has_body(const struct http_head *head, uint64_t *content_length, int 
 	*known = 0;
 	*content_length = 0;
 	if (cl) {
-		/* MHD has already rejected a malformed Content-Length. */
-		*content_length = strtoull(cl, NULL, 10);
+		/* digits only: both engines refuse anything else before this */
+		*content_length = http_decimal_u64(cl);
 		*known = 1;
 	}
 	return (cl && *content_length > 0) || te;
@@ -212,6 +212,7 @@ enum http_next http_request_head(struct http_server *s, struct request *r, const
 	int known, body;
 
 	body = has_body(&r->head, &clen, &known);
+	r->content_length = clen;
 	if (close_now) {
 		conn_watch_arm(r->watch, 0, WATCH_NONE);
 		return HTTP_NEXT_REFUSE;

@@ -74,7 +74,7 @@ void dc_mutate(struct sb *b, const char *const *tokens, size_t ntokens)
 void dc_call(struct api_ctx *ctx, const char *method, const char *path, const char *body,
 	     size_t len, struct api_response *resp)
 {
-	struct api_request rq = { method, path, "application/json", body, len, API_AUTH_WRITE, NULL };
+	struct api_request rq = { method, path, "application/json", body, len, API_AUTH_WRITE, NULL, NULL };
 
 	api_handle(ctx, &rq, resp);
 }

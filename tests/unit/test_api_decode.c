@@ -19,7 +19,7 @@ static const char cube_json[] =
 static void call_n(const char *method, const char *path, const char *ctype, const char *body,
 		   size_t len, struct api_response *resp)
 {
-	struct api_request rq = { method, path, ctype, body, len, API_AUTH_WRITE, NULL };
+	struct api_request rq = { method, path, ctype, body, len, API_AUTH_WRITE, NULL, NULL };
 
 	api_handle(&ctx, &rq, resp);
 }

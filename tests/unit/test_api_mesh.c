@@ -91,7 +91,7 @@ static void teardown(void)
 static void call_n(const char *method, const char *path, const char *ctype, const void *body,
 		   size_t len, enum api_auth auth, struct api_response *resp)
 {
-	struct api_request rq = { method, path, ctype, body, len, auth, NULL };
+	struct api_request rq = { method, path, ctype, body, len, auth, NULL, NULL };
 
 	api_handle(&ctx, &rq, resp);
 }

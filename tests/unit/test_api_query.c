@@ -23,7 +23,7 @@ static const char cube_json[] =
 
 static void call(const char *method, const char *path, const char *body, struct api_response *r)
 {
-	struct api_request rq = { method, path, "application/json", body, strlen(body), API_AUTH_READ, NULL };
+	struct api_request rq = { method, path, "application/json", body, strlen(body), API_AUTH_READ, NULL, NULL };
 
 	if (method[1] == 'U')
 		rq.auth = API_AUTH_WRITE;

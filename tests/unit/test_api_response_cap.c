@@ -101,7 +101,7 @@ static struct api_ctx ctx;
 
 static void call(const char *method, const char *path, const char *body, struct api_response *r)
 {
-	struct api_request rq = { method, path, "application/json", body, strlen(body), API_AUTH_WRITE, NULL };
+	struct api_request rq = { method, path, "application/json", body, strlen(body), API_AUTH_WRITE, NULL, NULL };
 
 	api_handle(&ctx, &rq, r);
 }

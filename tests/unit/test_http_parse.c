@@ -20,8 +20,30 @@ static enum http_parse_result parse(const char *text, struct http_parsed *p, cha
 	return http_parse_head(buf, n, p, msg, 128);
 }
 
-/* The token masks against RFC 9110's definition, for every byte. */
-START_TEST(test_tchar_masks)
+/* Decimal digits as strtoull reads them, to 2^64 - 1 and past it. */
+START_TEST(test_decimal_u64)
+{
+	unsigned seed = 99;
+	int i;
+
+	ck_assert_uint_eq(http_decimal_u64(""), 0);
+	ck_assert_uint_eq(http_decimal_u64("18446744073709551615"), UINT64_MAX);
+	ck_assert_uint_eq(http_decimal_u64("18446744073709551616"), UINT64_MAX);
+	ck_assert_uint_eq(http_decimal_u64("18446744073709551614"), UINT64_MAX - 1);
+	for (i = 0; i < 20000; i++) {
+		char s[40];
+		int n = 1 + rand_r(&seed) % 30, k;
+
+		for (k = 0; k < n; k++)
+			s[k] = (char)('0' + (k < 19 || rand_r(&seed) % 3 ? rand_r(&seed) % 10 : 9));
+		s[n] = '\0';
+		ck_assert_msg(http_decimal_u64(s) == strtoull(s, NULL, 10), "%s", s);
+	}
+}
+END_TEST
+
+/* The token table against RFC 9110's definition, for every byte. */
+START_TEST(test_tchar_table)
 {
 	static const char specials[] = "!#$%&'*+-.^_`|~";
 	int ch;
@@ -371,7 +393,8 @@ static Suite *http_parse_suite(void)
 	Suite *s = suite_create("http_parse");
 	TCase *tc = tcase_create("head");
 
-	tcase_add_test(tc, test_tchar_masks);
+	tcase_add_test(tc, test_tchar_table);
+	tcase_add_test(tc, test_decimal_u64);
 	tcase_add_test(tc, test_request_line);
 	tcase_add_loop_test(tc, test_bad_heads, 0, (int)(sizeof(bad_heads) / sizeof(bad_heads[0])));
 	tcase_add_loop_test(tc, test_refused_heads, 0,
