@@ -9,11 +9,11 @@
 
 /* 1 for the bytes a log line carries as they are: 0x21..0x7e but '"' and
  * '\\' (NUL is 0: it ends the path) */
+static const unsigned char plain[256] = { ['!'] = 1, ['#' ... '['] = 1, [']' ... '~'] = 1 };
+
 static int plain_byte(unsigned char c)
 {
-	static const uint64_t mask[2] = { 0xfffffffa00000000ull, 0x7fffffffefffffffull };
-
-	return c < 128 && (mask[c >> 6] >> (c & 63) & 1);
+	return plain[c];
 }
 
 size_t access_escape_path(char *out, size_t cap, const char *raw)

@@ -74,6 +74,15 @@ static size_t route_slot(struct metrics *m, const char *label)
 {
 	size_t i;
 
+	/* labels are the route table's strings: the same pointer, mostly */
+	for (i = 0; i < METRICS_ROUTES - 1; i++) {
+		const char *cur = atomic_load_explicit(&m->labels[i], memory_order_acquire);
+
+		if (cur == label)
+			return i;
+		if (!cur)
+			break;
+	}
 	for (i = 0; i < METRICS_ROUTES - 1; i++) {
 		const char *cur = atomic_load_explicit(&m->labels[i], memory_order_acquire);
 
@@ -95,7 +104,7 @@ static size_t method_index(const char *method)
 	size_t i;
 
 	for (i = 0; i < METRICS_METHODS - 1; i++)
-		if (strcmp(method, method_names[i]) == 0)
+		if (method[0] == method_names[i][0] && strcmp(method, method_names[i]) == 0)
 			return i;
 	return METRICS_METHODS - 1;
 }
@@ -125,7 +134,7 @@ void metrics_record(struct metrics *m, const char *route, const char *method, in
 	atomic_fetch_add_explicit(&r->sum_us, duration_us, memory_order_relaxed);
 	if (ray_kind && rays) {
 		for (k = 0; k < METRICS_KINDS - 1; k++)
-			if (strcmp(ray_kind, kind_names[k]) == 0)
+			if (ray_kind == kind_names[k] || strcmp(ray_kind, kind_names[k]) == 0)
 				break;
 		atomic_fetch_add_explicit(&sh->rays[k], rays, memory_order_relaxed);
 	}
