@@ -333,7 +333,7 @@ static enum core_result run_split(struct batch_pool *p, const struct batch_job *
 		c->a = k * per < job->n ? k * per : job->n;
 		c->b = c->a + per < job->n ? c->a + per : job->n;
 		buf_init(&c->out);
-		buf_reserve(&c->out, (c->b - c->a) * job->answer_bytes);
+		buf_reserve(&c->out, (c->b - c->a) * job->answer_bytes + BATCH_ITEM_ROOM);
 		c->scratch = sb ? scratch + k * sb : NULL;
 		c->sync = &sync;
 	}
@@ -398,7 +398,7 @@ enum core_result batch_run(struct batch_pool *pool, const struct batch_job *job,
 	if (nchunks > 1) {
 		res = run_split(pool, job, nchunks, out, failed);
 	} else {
-		buf_reserve(out, 32 + job->n * job->answer_bytes);
+		buf_reserve(out, 32 + job->n * job->answer_bytes + BATCH_ITEM_ROOM);
 		one.out = *out;
 		one.scratch = job->scratch_bytes <= sizeof(stack) ? stack : malloc(job->scratch_bytes);
 		if (!one.scratch)

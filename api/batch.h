@@ -30,6 +30,11 @@ enum batch_framing {
 	BATCH_BINARY,	/* the answers back to back (fixed-size records) */
 };
 
+/* Room reserved beyond n * answer_bytes: an encoder writes an answer in
+ * place only with its worst case ahead (encode.c's HIT_ROOM, 824 bytes),
+ * so that a one-ray answer, or a chunk's last, is not written piecewise. */
+#define BATCH_ITEM_ROOM 1024
+
 struct batch_job {
 	size_t n;			/* items */
 	enum batch_framing framing;

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "batch.h"
 #include "encode.h"
 
 
@@ -60,6 +61,7 @@ static void put_bool(struct buf *b, int v)
 /* The most a mesh hit writes in place: its literals (under 120 bytes), ten
  * numbers and a triangle index. */
 #define HIT_ROOM (160 + 10 * BUF_NUMBER_ROOM + 24)
+_Static_assert(HIT_ROOM <= BATCH_ITEM_ROOM, "the batch driver reserves room for a hit");
 
 #define RAW_LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)
 

@@ -64,6 +64,8 @@ static enum api_auth request_auth(const struct http_server *s, const char *h)
 /* GET /healthz, /readyz, /metrics; 1 when url is one of them. */
 static int ops_route(const char *url, const char **label)
 {
+	if (url[0] != '/' || (url[1] != 'h' && url[1] != 'r' && url[1] != 'm'))
+		return 0;	/* every api path: "/v1..." */
 	if (strcmp(url, "/healthz") == 0)
 		*label = "/healthz";
 	else if (strcmp(url, "/readyz") == 0)
