@@ -89,6 +89,8 @@ void http_api_response(struct http_server *s, struct request *r, const char *met
 	r->len = r->cap = 0;
 }
 
+_Static_assert(ACCESS_LINE_MAX <= LOG_LINE_MAX - 64, "an access line fits log_access_begin's room");
+
 void http_request_record(struct http_server *s, struct request *r, const char *remote)
 {
 	uint64_t us = (now_ns() - r->t0_ns) / 1000;
