@@ -31,9 +31,9 @@ enum batch_framing {
 };
 
 /* Room reserved beyond n * answer_bytes: an encoder writes an answer in
- * place only with its worst case ahead (encode.c's HIT_ROOM, 824 bytes),
+ * place only with its worst case ahead (encode.c's HIT_ROOM, 473 bytes),
  * so that a one-ray answer, or a chunk's last, is not written piecewise. */
-#define BATCH_ITEM_ROOM 1024
+#define BATCH_ITEM_ROOM 512
 
 struct batch_job {
 	size_t n;			/* items */

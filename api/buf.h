@@ -60,8 +60,9 @@ void buf_put_double(struct buf *b, double d);
  * byte for byte what the appends above would, oom and over included (they
  * would trip neither); otherwise use the appends.
  */
-/* Bytes a number written by buf_format_* may touch (it writes at most 25). */
+/* Bytes a number written by buf_format_* may touch, and the most it writes. */
 #define BUF_NUMBER_ROOM 64
+#define BUF_NUMBER_LEN 25
 
 /* The bytes that may be written at buf_end(b) now with no growth and
  * within the cap: 0 after oom. */

@@ -112,7 +112,7 @@ static const char *fill_digits(char *buf, uint64_t v, int nd)
  * Lay out nd significant digits (dig as fill_digits leaves it) whose first
  * digit has decimal exponent e10 the way ECMAScript's Number#toString does
  * (plain notation for 1e-7 < |x| < 1e21, else d.ddde[-]x, without a '+').
- * Writes at most 25 bytes but may touch BUF_NUMBER_ROOM bytes of out;
+ * Writes at most BUF_NUMBER_LEN (25) bytes but may touch BUF_NUMBER_ROOM bytes of out;
  * returns the length written.
  */
 static size_t format_decimal(char *out, int neg, const char *dig, int nd, int e10)

@@ -58,9 +58,12 @@ static void put_bool(struct buf *b, int v)
 /* ---- writing in place (buf_room): one room check per answer, then plain
  * stores; the same bytes as the appends below */
 
-/* The most a mesh hit writes in place: its literals (under 120 bytes), ten
- * numbers and a triangle index. */
-#define HIT_ROOM (160 + 10 * BUF_NUMBER_ROOM + 24)
+/* The most a mesh hit touches in place: its literals (under 120 bytes), a
+ * triangle index (20), ten numbers of at most BUF_NUMBER_LEN bytes, the last
+ * of which may touch BUF_NUMBER_ROOM from its start. 473: a one-ray
+ * answer's buffer then stays at 1 KiB (the batch driver reserves
+ * BATCH_ITEM_ROOM), within glibc's per-thread cache of small blocks. */
+#define HIT_ROOM (160 + 24 + 9 * BUF_NUMBER_LEN + BUF_NUMBER_ROOM)
 _Static_assert(HIT_ROOM <= BATCH_ITEM_ROOM, "the batch driver reserves room for a hit");
 
 #define RAW_LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)

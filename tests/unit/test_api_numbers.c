@@ -137,6 +137,7 @@ START_TEST(test_double_vs_printf_search)
 		ref_double(d, ref, sizeof(ref));
 		ck_assert_msg(strcmp(b.data, ref) == 0, "%a: %s, printf search %s", d, b.data, ref);
 		len = buf_format_double(fmt, d);
+		ck_assert_uint_le(len, BUF_NUMBER_LEN);
 		ck_assert_msg(len == b.len && memcmp(fmt, b.data, len) == 0, "%a: in place %.*s",
 			      d, (int)len, fmt);
 	}
@@ -165,6 +166,7 @@ START_TEST(test_float_layout)
 		b.len = 0;
 		buf_put_float(&b, f);
 		len = buf_format_float(fmt, f);
+		ck_assert_uint_le(len, BUF_NUMBER_LEN);
 		ck_assert_msg(len == b.len && memcmp(fmt, b.data, len) == 0, "%a: in place %.*s",
 			      (double)f, (int)len, fmt);
 		if (!isfinite(f) || f == 0)
