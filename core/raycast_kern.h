@@ -21,6 +21,7 @@
  * where a value overflowed) goes to the exact test.
  */
 
+#include <stddef.h>
 #include <string.h>
 
 struct kern_stack {
@@ -32,7 +33,7 @@ struct kern_stack {
  * query: locals the compiler may keep in registers across the leaf calls. */
 struct kern_ray {
 	NV o[3], inv[3];
-	int nrow[3], frow[3];
+	ptrdiff_t nrow[3], frow[3];	/* in floats: the rows' offsets in a node */
 };
 
 /* Entry and exit distances of the children of nd (exits padded by
@@ -49,8 +50,8 @@ KFN static inline unsigned kern_node(const struct bvh_node *nd, const struct ker
 		NV tnear = N_SET1(0), tfar;
 
 		for (int a = 0; a < 3; a++) {
-			NV n = N_LOAD(rows + kr->nrow[a] * BVH_WIDTH + c);
-			NV f = N_MUL(N_SUB(N_LOAD(rows + kr->frow[a] * BVH_WIDTH + c), kr->o[a]),
+			NV n = N_LOAD(rows + kr->nrow[a] + c);
+			NV f = N_MUL(N_SUB(N_LOAD(rows + kr->frow[a] + c), kr->o[a]),
 				     kr->inv[a]);
 
 			tnear = N_MAX(tnear, N_MUL(N_SUB(n, kr->o[a]), kr->inv[a]));
@@ -243,8 +244,8 @@ KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl
 	for (int a = 0; a < 3; a++) {
 		kr.o[a] = N_SET1(q->ov[a]);
 		kr.inv[a] = N_SET1(q->inv[a]);
-		kr.nrow[a] = q->nrow[a];
-		kr.frow[a] = q->frow[a];
+		kr.nrow[a] = (ptrdiff_t)q->nrow[a] * BVH_WIDTH;
+		kr.frow[a] = (ptrdiff_t)q->frow[a] * BVH_WIDTH;
 	}
 
 	for (;;) {
