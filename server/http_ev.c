@@ -291,7 +291,8 @@ static void request_setup(struct ev_conn *c, struct http_parsed *p, const char *
 {
 	struct http_server *s = c->w->s;
 	struct request *r = &c->req;
-	size_t n = strcspn(p->target, "?");
+	const char *qm = memchr(p->target, '?', p->target_len);
+	size_t n = qm ? (size_t)(qm - p->target) : p->target_len;
 
 	request_release(r);
 	memset(r, 0, offsetof(struct request, raw_inline));

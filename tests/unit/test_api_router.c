@@ -472,6 +472,28 @@ START_TEST(test_content_type)
 }
 END_TEST
 
+/* api_path_needs_key against its definition ("/v1" or under "/v1/") on
+ * every string of up to five bytes from a small alphabet. */
+START_TEST(test_path_needs_key)
+{
+	static const char alpha[] = "/v1xV";
+	char path[6];
+	int len, k, idx, total = 1;
+
+	for (len = 0; len <= 5; len++, total *= 5) {
+		for (idx = 0; idx < total; idx++) {
+			int x = idx;
+
+			for (k = 0; k < len; k++, x /= 5)
+				path[k] = alpha[x % 5];
+			path[len] = '\0';
+			ck_assert_int_eq(api_path_needs_key(path),
+					 strcmp(path, "/v1") == 0 || strncmp(path, "/v1/", 4) == 0);
+		}
+	}
+}
+END_TEST
+
 static Suite *router_suite(void)
 {
 	Suite *s = suite_create("api_router");
@@ -485,6 +507,7 @@ static Suite *router_suite(void)
 	tcase_add_loop_test(tc, test_route, 0, (int)(sizeof(route_rows) / sizeof(route_rows[0])));
 	tcase_add_test(tc, test_handle_404_405);
 	tcase_add_test(tc, test_access_policy);
+	tcase_add_test(tc, test_path_needs_key);
 	tcase_add_test(tc, test_auth);
 	tcase_add_test(tc, test_openapi);
 	tcase_add_loop_test(tc, test_bad_name, 0, (int)(sizeof(bad_names) / sizeof(bad_names[0])));
