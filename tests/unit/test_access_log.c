@@ -289,6 +289,7 @@ static Suite *access_log_suite(void)
 	Suite *s = suite_create("access_log");
 	TCase *tc = tcase_create("core");
 
+	tcase_set_timeout(tc, 60);	/* sanitizer builds (TSan: ~10 s) on a loaded machine */
 	tcase_add_test(tc, test_escape_plain_and_special);
 	tcase_add_test(tc, test_escape_cut);
 	tcase_add_test(tc, test_remote);
