@@ -193,16 +193,15 @@ void api_handle(const struct api_ctx *ctx, const struct api_request *req, struct
 	char msg[160];
 
 	resp_init(resp);
-	if (req->route) {
+	if (req->route)
 		info = *req->route;
-		e = info.err;
-		m.op = (enum api_op)info.op;
-		m.name[0] = '\0';
-		m.name_raw = info.name_raw;
-		m.name_raw_len = info.name_raw_len;
-	} else {
-		e = api_route_match(req->method, req->path, &info, &m);
-	}
+	else
+		api_route(req->method, req->path, &info);
+	e = info.err;
+	m.op = (enum api_op)info.op;
+	m.name[0] = '\0';
+	m.name_raw = info.name_raw;
+	m.name_raw_len = info.name_raw_len;
 	resp->route_label = info.label;
 	ae = api_access(req->path, e == API_OK ? info.access : API_ACCESS_OPEN, req->auth, &why);
 	if (ae) {

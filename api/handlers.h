@@ -40,9 +40,6 @@ struct api_match {
 	size_t name_raw_len;	/* 0 when the route has no {name} */
 };
 
-/* api_route plus the operation and the raw {name} segment. */
-enum api_err api_route_match(const char *method, const char *path, struct api_route_info *info,
-			     struct api_match *m);
 
 /* Replace resp's body with an error (status from the table), keeping its
  * metrics fields, allow and www_authenticate. */

@@ -114,13 +114,13 @@ static int segs_match(size_t k, const struct segs *path, const char **seg, size_
 }
 
 /*
- * Match (method, path) against the table. API_OK: info and m filled (m's
- * name left empty: api_handle validates name_raw). API_METHOD_NOT_ALLOWED:
+ * See api.h. Paths are matched exactly (no trailing slash, no
+ * percent-decoding: the server hands the decoded path). API_OK: info filled,
+ * its name_raw unvalidated (api_handle checks it). API_METHOD_NOT_ALLOWED:
  * the path exists with other methods; info->label and info->allow filled.
  * API_NOT_FOUND otherwise (info->label = "unmatched").
  */
-enum api_err api_route_match(const char *method, const char *path, struct api_route_info *info,
-			     struct api_match *m)
+enum api_err api_route(const char *method, const char *path, struct api_route_info *info)
 {
 	const struct route_path *rp = NULL;
 	struct segs sg;
@@ -135,10 +135,6 @@ enum api_err api_route_match(const char *method, const char *path, struct api_ro
 	info->op = 0;
 	info->name_raw = NULL;
 	info->name_raw_len = 0;
-	m->op = 0;
-	m->name[0] = '\0';
-	m->name_raw = NULL;
-	m->name_raw_len = 0;
 	if (!method || !path || !cut(path, &sg))
 		return API_NOT_FOUND;
 	pthread_once(&patterns_once, patterns_cut);
@@ -155,9 +151,6 @@ enum api_err api_route_match(const char *method, const char *path, struct api_ro
 			info->allow[0] = '\0';
 			info->access = r->access;
 			info->mesh_upload = r->mesh_upload;
-			m->op = r->op;
-			m->name_raw = seg;
-			m->name_raw_len = seg_len;
 			info->err = API_OK;
 			info->op = (int)r->op;
 			info->name_raw = seg;
@@ -171,17 +164,6 @@ enum api_err api_route_match(const char *method, const char *path, struct api_ro
 	}
 	info->err = API_METHOD_NOT_ALLOWED;
 	return API_METHOD_NOT_ALLOWED;
-}
-
-/*
- * See api.h. Paths are matched exactly (no trailing slash, no
- * percent-decoding: the server hands the decoded path).
- */
-enum api_err api_route(const char *method, const char *path, struct api_route_info *info)
-{
-	struct api_match m;
-
-	return api_route_match(method, path, info, &m);
 }
 
 int api_path_needs_key(const char *path)

@@ -2,19 +2,14 @@
 #include "access_log.h"
 
 #include <arpa/inet.h>
-#include <stdint.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 /* 1 for the bytes a log line carries as they are: 0x21..0x7e but '"' and
  * '\\' (NUL is 0: it ends the path) */
 static const unsigned char plain[256] = { ['!'] = 1, ['#' ... '['] = 1, [']' ... '~'] = 1 };
-
-static int plain_byte(unsigned char c)
-{
-	return plain[c];
-}
 
 size_t access_escape_path(char *out, size_t cap, const char *raw)
 {
@@ -23,7 +18,7 @@ size_t access_escape_path(char *out, size_t cap, const char *raw)
 
 	/* the usual path needs no escape: copy it as is (each byte written
 	 * leaves room for "...") */
-	while (n < lim && plain_byte((unsigned char)raw[n])) {
+	while (n < lim && plain[(unsigned char)raw[n]]) {
 		out[n] = raw[n];
 		n++;
 	}
@@ -31,7 +26,7 @@ size_t access_escape_path(char *out, size_t cap, const char *raw)
 	for (; *raw; raw++) {
 		unsigned char c = (unsigned char)*raw;
 
-		if (!plain_byte(c)) {
+		if (!plain[c]) {
 			if (n + 4 + 3 > cap)
 				break;
 			out[n++] = '\\';

@@ -223,7 +223,9 @@ void log_stop(struct log *l)
 		pthread_mutex_destroy(&l->shards[i].lock);
 }
 
-/* "TIMESTAMP LEVEL " into line; returns its length (at most 34). */
+#define LOG_PREFIX_MAX 34	/* "TIMESTAMP LEVEL ": 27 + 1 + 5 + 1 */
+
+/* "TIMESTAMP LEVEL " into line; returns its length (at most LOG_PREFIX_MAX). */
 static size_t line_prefix(char *line, enum log_level level)
 {
 	const char *name = log_level_name(level);
@@ -281,8 +283,8 @@ char *log_access_begin(struct log *l, size_t max, struct log_shard **shp)
 		return NULL;
 	sh = my_shard(l);
 	pthread_mutex_lock(&sh->lock);
-	/* the prefix (at most 34 bytes), max bytes and the newline must fit */
-	if (sh->len + 34 + max + 1 > sizeof(sh->buf))
+	/* the prefix, max bytes and the newline must fit */
+	if (sh->len + LOG_PREFIX_MAX + max + 1 > sizeof(sh->buf))
 		flush_shard_locked(l, sh);
 	*shp = sh;
 	return sh->buf + sh->len + line_prefix(sh->buf + sh->len, LOG_INFO);
@@ -295,18 +297,4 @@ void log_access_end(struct log *l, struct log_shard *sh, char *end)
 	if (sh->len >= LOG_FLUSH_BYTES)
 		flush_shard_locked(l, sh);
 	pthread_mutex_unlock(&sh->lock);
-}
-
-void log_access(struct log *l, const char *msg, size_t n)
-{
-	struct log_shard *sh;
-	char *p;
-
-	if (n > LOG_LINE_MAX - 64)
-		n = LOG_LINE_MAX - 64;
-	p = log_access_begin(l, n, &sh);
-	if (!p)
-		return;
-	memcpy(p, msg, n);
-	log_access_end(l, sh, p + n);
 }

@@ -2,7 +2,7 @@
  *
  * One line per event: "2024-05-01T12:00:00.123456Z LEVEL message\n".
  * Messages (log_msg) are written at once with a single write(2), after any
- * buffered access lines. Access lines (log_access) go to one of LOG_SHARDS
+ * buffered access lines. Access lines (log_access_begin/end) go to one of LOG_SHARDS
  * buffers (a thread keeps the shard it first drew, so threads seldom share a
  * lock or a cache line), written when a shard holds LOG_FLUSH_BYTES or by a
  * flusher thread every LOG_FLUSH_MS, so a busy server pays no system call per
@@ -70,19 +70,13 @@ void log_msg(struct log *l, enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /*
- * Buffer one access line at info level: msg[0..n) is the message without
- * timestamp, level or newline. Cheap: formats the timestamp, copies under
- * the thread's shard lock, and writes only when the shard is over
- * LOG_FLUSH_BYTES.
- */
-void log_access(struct log *l, const char *msg, size_t n);
-
-/*
- * The same line written in place, without a copy: log_access_begin locks
- * the calling thread's shard, writes the timestamp and level and returns
- * where the message goes, with room for max bytes (max <= LOG_LINE_MAX - 64;
- * the caller writes at most that); log_access_end(l, sh, end) ends the line
- * at end (newline added) and unlocks. NULL, and nothing to end, below info.
+ * One access line at info level, written in place in the calling thread's
+ * shard (no copy; a write(2) only when the shard is over LOG_FLUSH_BYTES):
+ * log_access_begin locks the shard, writes the timestamp and level and
+ * returns where the message goes, with room for max bytes (max <=
+ * LOG_LINE_MAX - 64; the caller writes at most that, without a newline);
+ * log_access_end(l, sh, end) ends the line at end and unlocks. NULL, and
+ * nothing to end, below info.
  */
 char *log_access_begin(struct log *l, size_t max, struct log_shard **sh);
 void log_access_end(struct log *l, struct log_shard *sh, char *end);
