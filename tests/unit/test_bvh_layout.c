@@ -14,26 +14,6 @@
 #define BLOCK 4
 #define PASS 8
 
-/* n boxes of varied sizes (leaves of every count from 1 to 8 come out). */
-static struct bvh_prim *random_prims(size_t n, uint64_t seed)
-{
-	struct bvh_prim *p = malloc(sizeof(*p) * n);
-	struct rng r = { seed };
-
-	ck_assert_ptr_nonnull(p);
-	for (size_t i = 0; i < n; i++) {
-		float x = (float)rng_range(&r, -100, 100), y = (float)rng_range(&r, -100, 100);
-		float z = (float)rng_range(&r, -20, 20), s = (float)rng_range(&r, 0.01, 4);
-
-		if (rng_unit(&r) < 0.3) {	/* clusters: small leaves next to full ones */
-			x = (float)rng_range(&r, 0, 1);
-			y = (float)rng_range(&r, 0, 1);
-		}
-		p[i] = (struct bvh_prim){ { x, y, z }, (uint32_t)i, { x + s, y + s / 2, z + s }, 0 };
-	}
-	return p;
-}
-
 /* bvh_layout_leaves, then p moved to the places it gives: 0, or -1 (and p
  * as it was) when the layout refuses. */
 static int layout(struct bvh *t, struct bvh_prim *p, size_t n, unsigned block, unsigned pass)

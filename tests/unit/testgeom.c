@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bvh.h"
 #include "testgeom.h"
 
 uint64_t rng_next(struct rng *r)
@@ -256,4 +257,24 @@ out:
 	QVCLEAR(q);
 	QVCLEAR(dq);
 	return hit;
+}
+
+struct bvh_prim *random_prims(size_t n, uint64_t seed)
+{
+	struct bvh_prim *p = malloc(sizeof(*p) * (n ? n : 1));
+	struct rng r = { seed };
+
+	if (!p)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		float x = (float)rng_range(&r, -100, 100), y = (float)rng_range(&r, -100, 100);
+		float z = (float)rng_range(&r, -20, 20), s = (float)rng_range(&r, 0.01, 4);
+
+		if (rng_unit(&r) < 0.3) {	/* clusters: small leaves next to full ones */
+			x = (float)rng_range(&r, 0, 1);
+			y = (float)rng_range(&r, 0, 1);
+		}
+		p[i] = (struct bvh_prim){ { x, y, z }, (uint32_t)i, { x + s, y + s / 2, z + s }, 0 };
+	}
+	return p;
 }

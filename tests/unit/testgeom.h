@@ -33,6 +33,12 @@ void tmesh_grid(struct tmesh *m, int n, float x0, float cell, struct rng *r, flo
 /* ntri random triangles inside the box [-s, s]^3. */
 void tmesh_soup(struct tmesh *m, size_t ntri, float s, struct rng *r);
 
+struct bvh_prim;
+/* n builder primitives (bvh.h), ids 0 .. n-1: boxes of varied sizes, 30 %
+ * of them clustered in a unit square (leaves of every count from 1 to 8
+ * come out). malloc'd. */
+struct bvh_prim *random_prims(size_t n, uint64_t seed);
+
 /* Exact rational test of the float ray against the closed float triangle:
  * 1 when o + t d, 0 <= t <= tmax (tmax < 0: unbounded), meets it with d.n != 0;
  * *t_out gets t as a double. */

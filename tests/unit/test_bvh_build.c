@@ -1,0 +1,191 @@
+/* test_bvh_build.c - Check suite for the BVH builder (core/bvh.c,
+ * core/bvh_split.c): whatever the input's order, size or shape, and on one
+ * thread or several, the tree is a tree over every primitive exactly once,
+ * every slot's box holds everything below it, and the builder leaves p a
+ * permutation of what it was given. Ray answers are checked against brute
+ * force in test_mesh and test_raycast_kernels; this checks the structure
+ * that makes them right, on inputs those suites do not build (coherent and
+ * reversed orders, coincident centroids, ranges of every partition size). */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bvh.h"
+#include "testgeom.h"
+
+/* 1 when the box of slot s of nd holds [lo, hi]. */
+static int slot_holds(const struct bvh_node *nd, int s, const float lo[3], const float hi[3])
+{
+	for (int a = 0; a < 3; a++)
+		if (!(nd->lo[a][s] <= lo[a] && hi[a] <= nd->hi[a][s]))
+			return 0;
+	return 1;
+}
+
+/* Walk t from the root: every node reached once, every non-empty slot's box
+ * holds its child node's boxes or its leaf's primitives, each primitive in
+ * one leaf, leaves of 1 .. BVH_LEAF_MAX; p's ids a permutation of 0..n-1. */
+static void check_tree(const struct bvh *t, const struct bvh_prim *p, size_t n)
+{
+	unsigned char *seen = calloc(n, 1), *reached = calloc(t->nnodes, 1);
+	uint32_t *stack = malloc(sizeof(*stack) * (t->nnodes + 1));
+	size_t sp = 0, nreached = 0;
+
+	ck_assert_ptr_nonnull(seen);
+	ck_assert_ptr_nonnull(reached);
+	ck_assert_ptr_nonnull(stack);
+	ck_assert_uint_ge(t->nnodes, 1);
+	stack[sp++] = 0;
+	while (sp) {
+		uint32_t k = stack[--sp];
+		const struct bvh_node *nd = &t->nodes[k];
+
+		ck_assert_uint_lt(k, t->nnodes);
+		ck_assert_msg(!reached[k], "node %u reached twice", k);
+		reached[k] = 1;
+		nreached++;
+		for (int s = 0; s < BVH_WIDTH; s++) {
+			uint32_t ref = nd->ref[s], cnt = bvh_ref_count(ref), f = bvh_ref_index(ref);
+
+			if (ref == BVH_EMPTY)
+				continue;
+			if (!cnt) {
+				const struct bvh_node *ch = &t->nodes[f];
+
+				ck_assert_uint_lt(f, t->nnodes);
+				for (int c = 0; c < BVH_WIDTH; c++) {
+					float lo[3], hi[3];
+
+					if (ch->ref[c] == BVH_EMPTY)
+						continue;
+					for (int a = 0; a < 3; a++) {
+						lo[a] = ch->lo[a][c];
+						hi[a] = ch->hi[a][c];
+					}
+					ck_assert_msg(slot_holds(nd, s, lo, hi),
+						      "node %u slot %d does not hold node %u slot %d",
+						      k, s, f, c);
+				}
+				stack[sp++] = f;
+				continue;
+			}
+			ck_assert_uint_le(cnt, BVH_LEAF_MAX);
+			ck_assert_uint_le((size_t)f + cnt, n);
+			for (uint32_t i = f; i < f + cnt; i++) {
+				ck_assert_msg(!seen[i], "primitive %u in two leaves", i);
+				seen[i] = 1;
+				ck_assert_msg(slot_holds(nd, s, p[i].lo, p[i].hi),
+					      "node %u slot %d does not hold its primitive %u", k, s,
+					      i);
+			}
+		}
+	}
+	ck_assert_uint_eq(nreached, t->nnodes);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_msg(seen[i], "primitive %zu in no leaf", i);
+		seen[i] = 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_lt(p[i].id, n);
+		ck_assert_msg(!seen[p[i].id], "id %u twice", p[i].id);
+		seen[p[i].id] = 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_msg(p[i].lo[0] >= t->lo.x && p[i].lo[1] >= t->lo.y && p[i].lo[2] >= t->lo.z,
+			      "primitive %zu below the root bounds", i);
+		ck_assert_msg(p[i].hi[0] <= t->hi.x && p[i].hi[1] <= t->hi.y && p[i].hi[2] <= t->hi.z,
+			      "primitive %zu above the root bounds", i);
+	}
+	free(stack);
+	free(reached);
+	free(seen);
+}
+
+static int by_x(const void *a, const void *b)
+{
+	const struct bvh_prim *x = a, *y = b;
+	float cx = x->lo[0] + x->hi[0], cy = y->lo[0] + y->hi[0];
+
+	return cx < cy ? -1 : cx > cy ? 1 : (x->id > y->id) - (x->id < y->id);
+}
+
+enum order { SHUFFLED, SORTED, REVERSED, COINCIDENT, HALF_COINCIDENT, NORDERS };
+
+/* random_prims in the given order (SORTED: by centroid x, as a mesh's
+ * neighbouring triangles come; COINCIDENT: every box the same; HALF: every
+ * other one the same), ids renumbered 0..n-1 in that order. */
+static struct bvh_prim *prims(size_t n, uint64_t seed, enum order o)
+{
+	struct bvh_prim *p = random_prims(n, seed);
+
+	if (o == SORTED || o == REVERSED)
+		qsort(p, n, sizeof(*p), by_x);
+	for (size_t i = 0; i < n; i++) {
+		if (o == REVERSED && i < n / 2) {
+			struct bvh_prim t = p[i];
+
+			p[i] = p[n - 1 - i];
+			p[n - 1 - i] = t;
+		}
+		if (o == COINCIDENT || (o == HALF_COINCIDENT && i % 2))
+			p[i] = p[0];
+	}
+	for (size_t i = 0; i < n; i++)
+		p[i].id = (uint32_t)i;
+	return p;
+}
+
+static const size_t sizes[] = { 1, 2, 6, 7, 9, 17, 129, 130, 200, 257, 300, 1000, 5000, 40000 };
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+START_TEST(boxes_hold_their_primitives)
+{
+	size_t n = sizes[_i % NSIZES];
+	enum order o = (enum order)(_i / NSIZES);
+	struct bvh_prim *p = prims(n, 9100 + (uint64_t)_i, o);
+	struct bvh t;
+
+	ck_assert_int_eq(bvh_build(p, n, 1, &t), CORE_OK);
+	check_tree(&t, p, n);
+	bvh_release(&t);
+	free(p);
+}
+END_TEST
+
+/* Over PAR_MIN_PRIMS (bvh.c): the deferred subtrees built on four threads,
+ * the big ranges split by the block partition. */
+START_TEST(threaded_build_holds_its_primitives)
+{
+	size_t n = 150000;
+	struct bvh_prim *p = prims(n, 9200 + (uint64_t)_i, _i ? SORTED : SHUFFLED);
+	struct bvh t;
+
+	ck_assert_int_eq(bvh_build(p, n, 4, &t), CORE_OK);
+	check_tree(&t, p, n);
+	bvh_release(&t);
+	free(p);
+}
+END_TEST
+
+static Suite *bvh_build_suite(void)
+{
+	Suite *s = suite_create("bvh_build");
+	TCase *tc = tcase_create("structure");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, boxes_hold_their_primitives, 0, (int)(NSIZES * NORDERS));
+	tcase_add_loop_test(tc, threaded_build_holds_its_primitives, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(bvh_build_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
