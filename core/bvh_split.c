@@ -28,11 +28,15 @@ static inline float cen2(const struct bvh_prim *p, int k)
 	return p->lo[k] + p->hi[k];
 }
 
+/* The bin of doubled centroid c: (c - cmin) * scale clamped to [0, nb - 1]
+ * in float, then truncated (bins_fill3 does the same on four lanes; a NaN,
+ * which only an axis that is not binned can produce, goes to bin 0). */
 static inline int bin_of(float c, float cmin, float scale, int nb)
 {
-	int b = (int)((c - cmin) * scale);
+	float x = (c - cmin) * scale, top = (float)(nb - 1);
 
-	return b < 0 ? 0 : b >= nb ? nb - 1 : b;
+	x = x > 0 ? x : 0;
+	return (int)(x < top ? x : top);
 }
 
 /* Per-axis bins: counts and boxes, as 4-wide lo/hi for SSE. */
@@ -41,8 +45,7 @@ struct bins {
 	uint32_t cnt[3][NBINS];
 };
 
-static void bins_fill(struct bins *bn, const struct bvh_prim *p, uint32_t n, const float cmin[3],
-		      const float scale[3], int nb)
+static void bins_clear(struct bins *bn, int nb)
 {
 	for (int k = 0; k < 3; k++) {
 		for (int b = 0; b < nb; b++) {
@@ -53,29 +56,227 @@ static void bins_fill(struct bins *bn, const struct bvh_prim *p, uint32_t n, con
 			}
 		}
 	}
-	for (uint32_t i = 0; i < n; i++, p++) {
-#if defined(__SSE2__)
-		__m128 lo = _mm_loadu_ps(p->lo), hi = _mm_loadu_ps(p->hi);
-#endif
-		for (int k = 0; k < 3; k++) {
-			int b;
+}
 
-			if (scale[k] == 0)
-				continue;
-			b = bin_of(cen2(p, k), cmin[k], scale[k], nb);
-
-			bn->cnt[k][b]++;
+/* Primitive p into bin b of axis k. */
+static inline void bin_add(struct bins *bn, int k, int b, const struct bvh_prim *p)
+{
+	bn->cnt[k][b]++;
 #if defined(__SSE2__)
-			_mm_storeu_ps(bn->lo[k][b], _mm_min_ps(_mm_loadu_ps(bn->lo[k][b]), lo));
-			_mm_storeu_ps(bn->hi[k][b], _mm_max_ps(_mm_loadu_ps(bn->hi[k][b]), hi));
+	_mm_storeu_ps(bn->lo[k][b], _mm_min_ps(_mm_loadu_ps(bn->lo[k][b]), _mm_loadu_ps(p->lo)));
+	_mm_storeu_ps(bn->hi[k][b], _mm_max_ps(_mm_loadu_ps(bn->hi[k][b]), _mm_loadu_ps(p->hi)));
 #else
-			for (int q = 0; q < 3; q++) {
-				bn->lo[k][b][q] = MINF(bn->lo[k][b][q], p->lo[q]);
-				bn->hi[k][b][q] = MAXF(bn->hi[k][b][q], p->hi[q]);
-			}
+	for (int q = 0; q < 3; q++) {
+		bn->lo[k][b][q] = MINF(bn->lo[k][b][q], p->lo[q]);
+		bn->hi[k][b][q] = MAXF(bn->hi[k][b][q], p->hi[q]);
+	}
 #endif
+}
+
+/* Bin p[0, n) on axis k only. */
+static void bins_fill1(struct bins *bn, const struct bvh_prim *p, uint32_t n, int k, float cmin,
+		       float scale, int nb)
+{
+	for (uint32_t i = 0; i < n; i++)
+		bin_add(bn, k, bin_of(cen2(&p[i], k), cmin, scale, nb), &p[i]);
+}
+
+/* Bin p[0, n) on all three axes (an axis of scale 0 fills its bin 0 only,
+ * which nothing reads): the three bins of a primitive in one vector. */
+static void bins_fill3(struct bins *bn, const struct bvh_prim *p, uint32_t n, const float cmin[3],
+		       const float scale[3], int nb)
+{
+#if defined(__SSE2__)
+	const __m128 cm = _mm_setr_ps(cmin[0], cmin[1], cmin[2], 0);
+	const __m128 sc = _mm_setr_ps(scale[0], scale[1], scale[2], 0);
+	const __m128 top = _mm_set1_ps((float)(nb - 1)), zero = _mm_setzero_ps();
+
+	for (uint32_t i = 0; i < n; i++) {
+		__m128 c = _mm_add_ps(_mm_loadu_ps(p[i].lo), _mm_loadu_ps(p[i].hi));
+		/* max(x, 0) first: a NaN x (lane 3, or inf * 0) becomes 0 */
+		__m128 x = _mm_min_ps(_mm_max_ps(_mm_mul_ps(_mm_sub_ps(c, cm), sc), zero), top);
+		__m128i b = _mm_cvttps_epi32(x);
+
+		bin_add(bn, 0, _mm_cvtsi128_si32(b), &p[i]);
+		bin_add(bn, 1, _mm_cvtsi128_si32(_mm_shuffle_epi32(b, 1)), &p[i]);
+		bin_add(bn, 2, _mm_cvtsi128_si32(_mm_shuffle_epi32(b, 2)), &p[i]);
+	}
+#else
+	for (uint32_t i = 0; i < n; i++)
+		for (int k = 0; k < 3; k++)
+			bin_add(bn, k, bin_of(cen2(&p[i], k), cmin[k], scale[k], nb), &p[i]);
+#endif
+}
+
+/* The bounds of p[0, n)'s doubled centroids. */
+static void centroid_bounds(const struct bvh_prim *p, uint32_t n, float cmin[3], float cmax[3])
+{
+#if defined(__SSE2__)
+	__m128 lo = _mm_set1_ps(FLT_MAX), hi = _mm_set1_ps(-FLT_MAX);
+	float l[4], h[4];
+
+	for (uint32_t i = 0; i < n; i++) {
+		__m128 c = _mm_add_ps(_mm_loadu_ps(p[i].lo), _mm_loadu_ps(p[i].hi));
+
+		lo = _mm_min_ps(lo, c);
+		hi = _mm_max_ps(hi, c);
+	}
+	_mm_storeu_ps(l, lo);
+	_mm_storeu_ps(h, hi);
+	memcpy(cmin, l, 3 * sizeof(float));
+	memcpy(cmax, h, 3 * sizeof(float));
+#else
+	for (int k = 0; k < 3; k++) {
+		cmin[k] = FLT_MAX;
+		cmax[k] = -FLT_MAX;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		for (int k = 0; k < 3; k++) {
+			cmin[k] = MINF(cmin[k], cen2(&p[i], k));
+			cmax[k] = MAXF(cmax[k], cen2(&p[i], k));
 		}
 	}
+#endif
+}
+
+/* A bin's box as four lanes (the fourth is not a coordinate). */
+#if defined(__SSE2__)
+typedef __m128 box4;
+#define B4_LOAD _mm_loadu_ps
+#define B4_MIN _mm_min_ps
+#define B4_MAX _mm_max_ps
+#define B4_SET1 _mm_set1_ps
+
+/* box_area of [lo, hi] (lanes 0..2): the same products and sums in the
+ * same order, so the same float. */
+static inline float area4(box4 lo, box4 hi)
+{
+	box4 d = _mm_sub_ps(hi, lo), p;
+
+	if (_mm_movemask_ps(_mm_cmplt_ps(d, _mm_setzero_ps())) & 7)
+		return 0;
+	/* (dx dy, dy dz, dz dx) */
+	p = _mm_mul_ps(d, _mm_shuffle_ps(d, d, _MM_SHUFFLE(3, 0, 2, 1)));
+	return (_mm_cvtss_f32(p) + _mm_cvtss_f32(_mm_shuffle_ps(p, p, 1))) +
+	       _mm_cvtss_f32(_mm_shuffle_ps(p, p, 2));
+}
+
+static inline void box4_store(struct box *b, box4 lo, box4 hi)
+{
+	float l[4], h[4];
+
+	_mm_storeu_ps(l, lo);
+	_mm_storeu_ps(h, hi);
+	memcpy(b->lo, l, sizeof(b->lo));
+	memcpy(b->hi, h, sizeof(b->hi));
+}
+#else
+typedef struct {
+	float v[3];
+} box4;
+
+static inline box4 b4_load(const float *p)
+{
+	box4 b;
+
+	memcpy(b.v, p, sizeof(b.v));
+	return b;
+}
+
+static inline box4 b4_min(box4 a, box4 b)
+{
+	for (int k = 0; k < 3; k++)
+		a.v[k] = MINF(a.v[k], b.v[k]);
+	return a;
+}
+
+static inline box4 b4_max(box4 a, box4 b)
+{
+	for (int k = 0; k < 3; k++)
+		a.v[k] = MAXF(a.v[k], b.v[k]);
+	return a;
+}
+
+static inline box4 b4_set1(float x)
+{
+	return (box4){ { x, x, x } };
+}
+#define B4_LOAD b4_load
+#define B4_MIN b4_min
+#define B4_MAX b4_max
+#define B4_SET1 b4_set1
+
+static inline void box4_store(struct box *b, box4 lo, box4 hi)
+{
+	memcpy(b->lo, lo.v, sizeof(b->lo));
+	memcpy(b->hi, hi.v, sizeof(b->hi));
+}
+
+static inline float area4(box4 lo, box4 hi)
+{
+	struct box b;
+
+	box4_store(&b, lo, hi);
+	return box_area(&b);
+}
+#endif
+
+/*
+ * The SAH cost of each plane between bins of axis k (right to left the
+ * areas and counts of the right sides, then left to right the left sides'
+ * and the costs); a cost below *best_cost becomes the best (axis, bin).
+ */
+static void sweep_axis(const struct bins *bn, int k, int nb, float *best_cost, int *best_axis,
+		       int *best_bin)
+{
+	float right_area[NBINS];
+	uint32_t right_cnt[NBINS], nr = 0, nl = 0;
+	box4 lo = B4_SET1(FLT_MAX), hi = B4_SET1(-FLT_MAX);
+
+	for (int b = nb - 1; b > 0; b--) {
+		lo = B4_MIN(lo, B4_LOAD(bn->lo[k][b]));
+		hi = B4_MAX(hi, B4_LOAD(bn->hi[k][b]));
+		nr += bn->cnt[k][b];
+		right_area[b] = area4(lo, hi);
+		right_cnt[b] = nr;
+	}
+	lo = B4_SET1(FLT_MAX);
+	hi = B4_SET1(-FLT_MAX);
+	for (int b = 0; b < nb - 1; b++) {
+		float cost;
+
+		lo = B4_MIN(lo, B4_LOAD(bn->lo[k][b]));
+		hi = B4_MAX(hi, B4_LOAD(bn->hi[k][b]));
+		nl += bn->cnt[k][b];
+		if (nl == 0 || right_cnt[b + 1] == 0)
+			continue;
+		cost = area4(lo, hi) * nl + right_area[b + 1] * right_cnt[b + 1];
+		if (cost < *best_cost) {
+			*best_cost = cost;
+			*best_axis = k;
+			*best_bin = b;
+		}
+	}
+}
+
+/* The boxes of the two sides of the plane after bin b of axis k. */
+static void best_boxes(const struct bins *bn, int k, int b, int nb, struct box *left,
+		       struct box *right)
+{
+	box4 lo = B4_SET1(FLT_MAX), hi = B4_SET1(-FLT_MAX);
+
+	for (int i = 0; i <= b; i++) {
+		lo = B4_MIN(lo, B4_LOAD(bn->lo[k][i]));
+		hi = B4_MAX(hi, B4_LOAD(bn->hi[k][i]));
+	}
+	box4_store(left, lo, hi);
+	lo = B4_SET1(FLT_MAX);
+	hi = B4_SET1(-FLT_MAX);
+	for (int i = nb - 1; i > b; i--) {
+		lo = B4_MIN(lo, B4_LOAD(bn->lo[k][i]));
+		hi = B4_MAX(hi, B4_LOAD(bn->hi[k][i]));
+	}
+	box4_store(right, lo, hi);
 }
 
 /* r cut at mid into l = [begin, mid) and rr = [mid, end), each with the
@@ -182,9 +383,9 @@ static uint32_t partition(struct bvh_prim *p, uint32_t n, int k, float c0, float
 int bvh_split_sah(struct bvh_prim *p, const struct range *r, struct range *l,
 		  struct range *rr)
 {
-	uint32_t n = r->end - r->begin, i;
+	uint32_t n = r->end - r->begin;
 	float cmin[3], cmax[3], scale[3];
-	int best_axis = -1, best_bin = 0, k;
+	int best_axis = -1, best_bin = 0, k, w = 0;
 	float best_cost = FLT_MAX;
 	struct box bl_best, br_best;
 	struct bvh_prim *base = p + r->begin;
@@ -196,18 +397,7 @@ int bvh_split_sah(struct bvh_prim *p, const struct range *r, struct range *l,
 	 * (roundings keep that order), and no split is needed to fit a leaf */
 	if (n <= 1 || (n <= BVH_LEAF_MAX && (float)n <= COST_TRAVERSAL))
 		return 0;
-	for (k = 0; k < 3; k++) {
-		cmin[k] = FLT_MAX;
-		cmax[k] = -FLT_MAX;
-	}
-	for (i = 0; i < n; i++) {
-		for (k = 0; k < 3; k++) {
-			float c = cen2(&base[i], k);
-
-			cmin[k] = MINF(cmin[k], c);
-			cmax[k] = MAXF(cmax[k], c);
-		}
-	}
+	centroid_bounds(base, n, cmin, cmax);
 	for (k = 0; k < 3; k++) {
 		float ext = cmax[k] - cmin[k];
 
@@ -216,8 +406,6 @@ int bvh_split_sah(struct bvh_prim *p, const struct range *r, struct range *l,
 	if (n > BIG_RANGE) {
 		/* large ranges: bin only the widest centroid axis (a third of
 		 * the work where most of it is; the SAH still picks the plane) */
-		int w = 0;
-
 		for (k = 1; k < 3; k++)
 			if (cmax[k] - cmin[k] > cmax[w] - cmin[w])
 				w = k;
@@ -225,47 +413,16 @@ int bvh_split_sah(struct bvh_prim *p, const struct range *r, struct range *l,
 			if (k != w)
 				scale[k] = 0;
 	}
-	bins_fill(&bn, base, n, cmin, scale, nb);
-	for (k = 0; k < 3; k++) {
-		float right_area[NBINS];
-		struct box acc, right_box[NBINS];
-		uint32_t nr = 0, right_cnt[NBINS], nl = 0;
-
-		if (scale[k] == 0)
-			continue;
-		box_empty(&acc);
-		for (int b = nb - 1; b > 0; b--) {
-			struct box bb;
-
-			memcpy(bb.lo, bn.lo[k][b], sizeof(bb.lo));
-			memcpy(bb.hi, bn.hi[k][b], sizeof(bb.hi));
-			box_merge(&acc, &bb);
-			nr += bn.cnt[k][b];
-			right_area[b] = box_area(&acc);
-			right_box[b] = acc;
-			right_cnt[b] = nr;
-		}
-		box_empty(&acc);
-		for (int b = 0; b < nb - 1; b++) {
-			struct box bb;
-			float cost;
-
-			memcpy(bb.lo, bn.lo[k][b], sizeof(bb.lo));
-			memcpy(bb.hi, bn.hi[k][b], sizeof(bb.hi));
-			box_merge(&acc, &bb);
-			nl += bn.cnt[k][b];
-			if (nl == 0 || right_cnt[b + 1] == 0)
-				continue;
-			cost = box_area(&acc) * nl + right_area[b + 1] * right_cnt[b + 1];
-			if (cost < best_cost) {
-				best_cost = cost;
-				best_axis = k;
-				best_bin = b;
-				bl_best = acc;
-				br_best = right_box[b + 1];
-			}
-		}
-	}
+	bins_clear(&bn, nb);
+	if (n > BIG_RANGE)
+		bins_fill1(&bn, base, n, w, cmin[w], scale[w], nb);
+	else
+		bins_fill3(&bn, base, n, cmin, scale, nb);
+	for (k = 0; k < 3; k++)
+		if (scale[k] != 0)
+			sweep_axis(&bn, k, nb, &best_cost, &best_axis, &best_bin);
+	if (best_axis >= 0)
+		best_boxes(&bn, best_axis, best_bin, nb, &bl_best, &br_best);
 	if (best_axis < 0) {
 		/* all centroids coincide: split by count if it cannot be one leaf */
 		uint32_t mid;
