@@ -138,17 +138,21 @@ static struct bvh_prim *prims(size_t n, uint64_t seed, enum order o)
 static const size_t sizes[] = { 1, 2, 6, 7, 9, 17, 129, 130, 200, 257, 300, 1000, 5000, 40000 };
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
-START_TEST(boxes_hold_their_primitives)
+/* Build n primitives of seed in order o on threads threads and check the tree. */
+static void build_and_check(size_t n, uint64_t seed, enum order o, int threads)
 {
-	size_t n = sizes[_i % NSIZES];
-	enum order o = (enum order)(_i / NSIZES);
-	struct bvh_prim *p = prims(n, 9100 + (uint64_t)_i, o);
+	struct bvh_prim *p = prims(n, seed, o);
 	struct bvh t;
 
-	ck_assert_int_eq(bvh_build(p, n, 1, &t), CORE_OK);
+	ck_assert_int_eq(bvh_build(p, n, threads, &t), CORE_OK);
 	check_tree(&t, p, n);
 	bvh_release(&t);
 	free(p);
+}
+
+START_TEST(boxes_hold_their_primitives)
+{
+	build_and_check(sizes[_i % NSIZES], 9100 + (uint64_t)_i, (enum order)(_i / NSIZES), 1);
 }
 END_TEST
 
@@ -156,14 +160,7 @@ END_TEST
  * the big ranges split by the block partition. */
 START_TEST(threaded_build_holds_its_primitives)
 {
-	size_t n = 150000;
-	struct bvh_prim *p = prims(n, 9200 + (uint64_t)_i, _i ? SORTED : SHUFFLED);
-	struct bvh t;
-
-	ck_assert_int_eq(bvh_build(p, n, 4, &t), CORE_OK);
-	check_tree(&t, p, n);
-	bvh_release(&t);
-	free(p);
+	build_and_check(150000, 9200 + (uint64_t)_i, _i ? SORTED : SHUFFLED, 4);
 }
 END_TEST
 
