@@ -7,7 +7,7 @@
 #include <string.h>
 
 #if defined(__SSE2__)
-#include <xmmintrin.h>
+#include <emmintrin.h>	/* SSE2 (and SSE) */
 #endif
 
 #include "bvh_split.h"
@@ -421,8 +421,6 @@ int bvh_split_sah(struct bvh_prim *p, const struct range *r, struct range *l,
 	for (k = 0; k < 3; k++)
 		if (scale[k] != 0)
 			sweep_axis(&bn, k, nb, &best_cost, &best_axis, &best_bin);
-	if (best_axis >= 0)
-		best_boxes(&bn, best_axis, best_bin, nb, &bl_best, &br_best);
 	if (best_axis < 0) {
 		/* all centroids coincide: split by count if it cannot be one leaf */
 		uint32_t mid;
@@ -445,6 +443,7 @@ int bvh_split_sah(struct bvh_prim *p, const struct range *r, struct range *l,
 		uint32_t a = partition(base, n, best_axis, cmin[best_axis], scale[best_axis], nb,
 				       best_bin);
 
+		best_boxes(&bn, best_axis, best_bin, nb, &bl_best, &br_best);
 		l->begin = r->begin;
 		l->end = r->begin + a;
 		rr->begin = r->begin + a;
