@@ -5,7 +5,8 @@
  * permutation of what it was given. Ray answers are checked against brute
  * force in test_mesh and test_raycast_kernels; this checks the structure
  * that makes them right, on inputs those suites do not build (coherent and
- * reversed orders, coincident centroids, ranges of every partition size). */
+ * reversed orders, coincident centroids, coordinates near FLT_MAX, ranges
+ * of every partition size). */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,11 +110,12 @@ static int by_x(const void *a, const void *b)
 	return cx < cy ? -1 : cx > cy ? 1 : (x->id > y->id) - (x->id < y->id);
 }
 
-enum order { SHUFFLED, SORTED, REVERSED, COINCIDENT, HALF_COINCIDENT, NORDERS };
+enum order { SHUFFLED, SORTED, REVERSED, COINCIDENT, HALF_COINCIDENT, HUGE, NORDERS };
 
 /* random_prims in the given order (SORTED: by centroid x, as a mesh's
  * neighbouring triangles come; COINCIDENT: every box the same; HALF: every
- * other one the same), ids renumbered 0..n-1 in that order. */
+ * other one the same; HUGE: coordinates near FLT_MAX, where a doubled
+ * centroid overflows to infinity), ids renumbered 0..n-1 in that order. */
 static struct bvh_prim *prims(size_t n, uint64_t seed, enum order o)
 {
 	struct bvh_prim *p = random_prims(n, seed);
@@ -129,6 +131,11 @@ static struct bvh_prim *prims(size_t n, uint64_t seed, enum order o)
 		}
 		if (o == COINCIDENT || (o == HALF_COINCIDENT && i % 2))
 			p[i] = p[0];
+		if (o == HUGE)
+			for (int a = 0; a < 3; a++) {
+				p[i].lo[a] *= 3e36f;
+				p[i].hi[a] *= 3e36f;
+			}
 	}
 	for (size_t i = 0; i < n; i++)
 		p[i].id = (uint32_t)i;
