@@ -40,7 +40,6 @@ struct api_match {
 	size_t name_raw_len;	/* 0 when the route has no {name} */
 };
 
-
 /* Replace resp's body with an error (status from the table), keeping its
  * metrics fields, allow and www_authenticate. */
 void api_respond_error(struct api_response *resp, enum api_err e, const char *msg);

@@ -366,10 +366,12 @@ static uint32_t partition(struct bvh_prim *p, uint32_t n, int k, float c0, float
 		if (!nr)
 			r -= PART_BLOCK;
 	}
-	for (a = l; l < r; l++) {
-		struct bvh_prim t = p[l];
+	/* the middle: Lomuto, [l, a) going left */
+	a = l;
+	for (uint32_t j = l; j < r; j++) {
+		struct bvh_prim t = p[j];
 
-		p[l] = p[a];
+		p[j] = p[a];
 		p[a] = t;
 		a += !goes_right(&t, k, c0, s0, nb, best);
 	}
