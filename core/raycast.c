@@ -112,11 +112,6 @@ static int tri_exact(const struct mesh *m, const struct rq *q, uint32_t rec, str
 	return 1;
 }
 
-static int cand_less(const struct cand *a, const struct cand *b)
-{
-	return a->t < b->t || (a->t == b->t && a->tri < b->tri);
-}
-
 static void heap_push(struct collector *cl, const struct cand *c)
 {
 	struct cand *h = cl->all;

@@ -43,6 +43,12 @@ struct cand {
 
 _Static_assert(sizeof(struct cand) <= MESH_CAND_BYTES, "MESH_CAND_BYTES (mesh.h) is too small");
 
+/* The answers' order: nearer first, equal distances by triangle index. */
+static inline int cand_less(const struct cand *a, const struct cand *b)
+{
+	return a->t < b->t || (a->t == b->t && a->tri < b->tri);
+}
+
 struct collector {
 	enum hit_mode mode;
 	struct cand best;	/* closest / any */
@@ -61,6 +67,38 @@ struct collector {
 int rc_lanes(const struct mesh *m, const struct rq *q, struct collector *cl, uint32_t first,
 	     unsigned hit, unsigned slow, unsigned front, const float *t, const float *u,
 	     const float *v);
+/*
+ * rc_lanes for lanes all decided in float (no slow lane among them): the hit
+ * lanes' least (t, triangle) against the best so far.
+ * u and v hold U and V, d the denominator: the winner's barycentrics are
+ * U / d and V / d, the same divisions rc_lanes' callers make per lane.
+ */
+static inline void rc_closest(const struct mesh *m, struct collector *cl, uint32_t first,
+			      unsigned hit, unsigned front, const float *t, const float *u,
+			      const float *v, const float *d)
+{
+	int l = __builtin_ctz(hit);
+	struct cand c = { .t = t[l], .tri = prim_id(m, first + (uint32_t)l) >> PRIM_SHIFT };
+
+	for (hit &= hit - 1; hit; hit &= hit - 1) {
+		int l2 = __builtin_ctz(hit);
+		struct cand c2 = { .t = t[l2], .tri = prim_id(m, first + (uint32_t)l2) >> PRIM_SHIFT };
+
+		if (cand_less(&c2, &c)) {
+			l = l2;
+			c = c2;
+		}
+	}
+	if (cl->found && !cand_less(&c, &cl->best))
+		return;
+	c.u = u[l] / d[l];
+	c.v = v[l] / d[l];
+	c.rec = first + (uint32_t)l;
+	c.front = (int)(front >> l & 1);
+	cl->best = c;
+	cl->found = 1;
+}
+
 /* Forget what the collector holds (the full-scan fallback starts over). */
 void rc_collector_reset(struct collector *cl);
 

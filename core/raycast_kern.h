@@ -169,6 +169,23 @@ KFN static inline __attribute__((always_inline)) int kern_leaf(const struct mesh
 
 			/* a certain crossing lies inside the segment: clamp the rounded t */
 			V_STORE(t, V_MIN(V_MUL(V_DIV(zj, den), L), L));
+			/* closest with every lane decided in float: only the
+			 * pass's nearest hit can change the answer; any with no
+			 * undecided lane before the first hit: that hit answers */
+			if (cl->mode == HIT_CLOSEST ? !slow :
+			    cl->mode == HIT_ANY && hit && !(slow & ((hit & -hit) - 1))) {
+				float d[LANES];
+				int done = cl->mode == HIT_ANY;
+
+				V_STORE(u, U);
+				V_STORE(v, Vv);
+				V_STORE(d, den);
+				rc_closest(m, cl, g0, done ? hit & -hit : hit,
+					   (unsigned)M_BITS(front), t, u, v, d);
+				if (done)
+					return 1;
+				continue;
+			}
 			V_STORE(u, V_DIV(U, den));
 			V_STORE(v, V_DIV(Vv, den));
 			if (rc_lanes(m, q, cl, g0, hit, slow, (unsigned)M_BITS(front), t, u, v))

@@ -200,6 +200,67 @@ START_TEST(kernels_match_brute_force_grid)
 }
 END_TEST
 
+/* ---- ties: each triangle three times (indices i, i + n, i + 2n, the same
+ * float matrix, so the same float distance). Closest must answer the lowest
+ * copy, whether the copies share a leaf pass or not, and all must list the
+ * copies in index order; the single mesh is the reference. */
+START_TEST(equal_distances_answer_the_lowest_index)
+{
+	struct rng r = { 26000 + (uint64_t)_i };
+	struct tmesh one, three;
+	struct mesh *m1, *m3;
+	struct hit *all;
+
+	tmesh_soup(&one, 60 + 140 * (size_t)_i, 10, &r);
+	three = one;
+	three.ntri = 3 * one.ntri;
+	three.idx = malloc(sizeof(*three.idx) * 3 * three.ntri);
+	all = malloc(sizeof(*all) * three.ntri);
+	ck_assert_ptr_nonnull(three.idx);
+	ck_assert_ptr_nonnull(all);
+	for (int c = 0; c < 3; c++)
+		memcpy(three.idx + (size_t)c * 3 * one.ntri, one.idx, sizeof(*one.idx) * 3 * one.ntri);
+	m1 = build(&one);
+	m3 = build(&three);
+	for (int i = 0; i < 300; i++) {
+		struct ray ray = aimed_ray(&one, &r, v3(0, 0, 0), 10, i % 3 == 0);
+		int cull = i % 4 == 1;
+
+		for (size_t k = 0; k < NKERNELS; k++) {
+			struct query_opts oc = { .mode = HIT_CLOSEST, .cull_backfaces = cull,
+						 .max_hits = 1 };
+			struct query_opts ol = { .mode = HIT_ALL, .cull_backfaces = cull,
+						 .max_hits = (uint32_t)three.ntri };
+			struct hit h1, h3;
+			uint32_t n1, n3, nl, total;
+
+			if (!rc_isa_supported(kernels[k]))
+				continue;
+			ck_assert_int_eq(mesh_raycast_isa(m1, &ray, &oc, &h1, &n1, NULL, kernels[k]),
+					 CORE_OK);
+			ck_assert_int_eq(mesh_raycast_isa(m3, &ray, &oc, &h3, &n3, NULL, kernels[k]),
+					 CORE_OK);
+			ck_assert_uint_eq(n3, n1);
+			ck_assert_msg(!n1 || !memcmp(&h1, &h3, sizeof(h1)),
+				      "ray %d kernel %d: triangle %u of the copies, %u alone", i,
+				      (int)kernels[k], h3.triangle, h1.triangle);
+			ck_assert_int_eq(mesh_raycast_isa(m3, &ray, &ol, all, &nl, &total, kernels[k]),
+					 CORE_OK);
+			ck_assert_uint_eq(nl % 3, 0);
+			for (uint32_t j = 1; j < nl; j++)
+				ck_assert(all[j - 1].t < all[j].t ||
+					  (all[j - 1].t == all[j].t &&
+					   all[j - 1].triangle < all[j].triangle));
+		}
+	}
+	mesh_unref(m1);
+	mesh_unref(m3);
+	free(all);
+	free(three.idx);
+	tmesh_release(&one);
+}
+END_TEST
+
 /* ---- the float range: spheres of radius 2^e, e in [-100, 100], centred up
  * to 4 radii away; vertices and edge points aimed at exactly */
 START_TEST(scale_sweep_numeric_and_exact)
@@ -442,6 +503,7 @@ static Suite *kernels_suite(void)
 	tcase_add_loop_test(tc, kernels_match_brute_force_soup, 0, 3);
 	tcase_add_loop_test(tc, kernels_match_brute_force_closed, 0, 2);
 	tcase_add_loop_test(tc, kernels_match_brute_force_grid, 0, 2);
+	tcase_add_loop_test(tc, equal_distances_answer_the_lowest_index, 0, 2);
 	tcase_add_test(tc, depth_is_bounded);
 	tcase_add_loop_test(tc, median_split_halves, 0, 4);
 	tcase_add_test(tc, threaded_build_same_leaf_order);
