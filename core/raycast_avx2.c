@@ -24,7 +24,6 @@
 #define NLANES 8
 
 typedef __m256 V;
-typedef __m256 M;
 typedef __m256i VI;
 typedef __m256 NV;
 
@@ -44,6 +43,27 @@ typedef __m256 NV;
 		_mm256_castps128_ps256(_mm_loadu_ps((m)->prims[(g) / PRIM_LANES].mat[r])),   \
 		_mm_loadu_ps((m)->prims[(g) / PRIM_LANES + 1].mat[r]), 1)
 
+#ifdef RC_KMASK
+/* AVX-512VL: masks in mask registers, compares straight into them */
+typedef __mmask8 M;
+#define M_ALL ((__mmask8)0xff)
+#define M_NONE ((__mmask8)0)
+#define M_GT(a, b) _mm256_cmp_ps_mask(a, b, _CMP_GT_OQ)
+#define M_LT(a, b) _mm256_cmp_ps_mask(a, b, _CMP_LT_OQ)
+#define M_LE(a, b) _mm256_cmp_ps_mask(a, b, _CMP_LE_OQ)
+#define M_NE(a, b) _mm256_cmp_ps_mask(a, b, _CMP_NEQ_UQ)
+#define M_AND(a, b) ((__mmask8)((a) & (b)))
+#define M_OR(a, b) ((__mmask8)((a) | (b)))
+#define M_XOR(a, b) ((__mmask8)((a) ^ (b)))
+#define M_NOT(a) ((__mmask8)~(a))
+#define M_ANDNOT(a, b) ((__mmask8)(~(a) & (b)))
+#define M_BITS(a) ((unsigned)(a))
+/* f is one bit */
+#define I_FLAG(id, f) _mm256_test_epi32_mask(id, _mm256_set1_epi32((int)(f)))
+#define N_LE(a, b) _mm256_cmp_ps_mask(a, b, _CMP_LE_OQ)
+#define N_BITS(a) ((unsigned)(a))
+#else
+typedef __m256 M;
 #define M_ALL _mm256_castsi256_ps(_mm256_set1_epi32(-1))
 #define M_NONE _mm256_setzero_ps()
 #define M_GT(a, b) _mm256_cmp_ps(a, b, _CMP_GT_OQ)
@@ -56,15 +76,18 @@ typedef __m256 NV;
 #define M_NOT(a) _mm256_xor_ps(a, M_ALL)
 #define M_ANDNOT _mm256_andnot_ps	/* ~a & b */
 #define M_BITS _mm256_movemask_ps
+#define I_FLAG(id, f)                                                                    \
+	_mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(id, _mm256_set1_epi32((int)(f))), \
+					       _mm256_set1_epi32((int)(f))))
+#define N_LE(a, b) _mm256_cmp_ps(a, b, _CMP_LE_OQ)
+#define N_BITS _mm256_movemask_ps
+#endif
 
 #define I_LOAD_ID(m, g)                                                                  \
 	_mm256_inserti128_si256(                                                           \
 		_mm256_castsi128_si256(                                                    \
 			_mm_loadu_si128((const __m128i *)(m)->prims[(g) / PRIM_LANES].id)), \
 		_mm_loadu_si128((const __m128i *)(m)->prims[(g) / PRIM_LANES + 1].id), 1)
-#define I_FLAG(id, f)                                                                    \
-	_mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(id, _mm256_set1_epi32((int)(f))), \
-					       _mm256_set1_epi32((int)(f))))
 #define I_GATHER(q, id, J0, J1, J2, K0, K1, K2)                                         \
 	do {                                                                             \
 		__m256i k_ = _mm256_and_si256(id, _mm256_set1_epi32(PRIM_AXIS_MASK));     \
@@ -83,8 +106,6 @@ typedef __m256 NV;
 #define N_MUL _mm256_mul_ps
 #define N_MIN _mm256_min_ps
 #define N_MAX _mm256_max_ps
-#define N_LE(a, b) _mm256_cmp_ps(a, b, _CMP_LE_OQ)
-#define N_BITS _mm256_movemask_ps
 
 #include "raycast_kern.h"
 

@@ -1,7 +1,8 @@
 /* raycast_avx512.c - the eight-lane kernel of raycast_avx2.c compiled for
  * AVX-512VL (chosen at run time): the same operations in the same order,
  * so the same answers, with 32 vector registers instead of 16 (the leaf
- * test's error bounds no longer spill). FP contraction is off: with
+ * test's error bounds no longer spill) and the masks in mask registers
+ * (RC_KMASK: compares write them directly). FP contraction is off: with
  * AVX-512 the compiler could fuse a multiply and an add into an FMA, which
  * rounds once where the error bounds count two roundings. */
 #if defined(__clang__)
@@ -13,5 +14,6 @@
 #define KFN __attribute__((target("avx2,avx512f,avx512vl")))
 #define TRAVERSE rc_traverse_avx512
 #define TRAVERSE_FALLBACK rc_traverse_avx512
+#define RC_KMASK	/* masks in AVX-512's mask registers */
 
 #include "raycast_avx2.c"
