@@ -9,7 +9,8 @@
 #   2. JSON batches of 1000 rays of the harness's level.rays per request
 #      (rays/s = requests/s * 1000), default threads;
 #   3. the single raycast again with the access log off (--log-level warn,
-#      --threads 2), so that the log's cost shows as a ratio in the same run.
+#      --threads 2), in the same rounds as 1 (right after the log-on run of
+#      two threads), so that the log's cost shows as a ratio of neighbours.
 # env: HARNESS (../shared/bench), BENCH_OUT (a writable copy of it),
 #      COLLISIOND (the daemon binary), RUNS (3), DURATION (10)
 set -euo pipefail
@@ -26,14 +27,18 @@ cd "$BENCH_OUT"
 : > results/http.jsonl
 : > results/http_p1.jsonl
 : > results/http_p2.jsonl
+: > results/http_nolog.jsonl
 # 1. single ray: nginx (1 and 2 workers) and collisiond (1 and 2 threads),
-# in turn, RUNS rounds of one wrk run each
+# in turn, RUNS rounds of one wrk run each; 3. the access log off, in the
+# same rounds
 for _ in $(seq "$RUNS"); do
 	RUNS=1 OUT=results/http.jsonl http/http_bench.sh nginx1 nginx2
 	for t in 1 2; do
 		PROJECT_HTTP_CMD="$COLLISIOND --port $PORT --threads $t" RUNS=1 OUT=results/http_p$t.jsonl \
 			http/http_bench.sh project
 	done
+	PROJECT_HTTP_CMD="$COLLISIOND --port $PORT --threads 2 --log-level warn" RUNS=1 \
+		OUT=results/http_nolog.jsonl http/http_bench.sh project
 done
 # 2. batches of 1000 rays (the first 1000 "shots" of level.rays), same daemon
 body=$(python3 - <<'PY'
@@ -50,10 +55,6 @@ PY
 )
 : > results/http_batch.jsonl
 PROJECT_HTTP_BODY=$body RUNS=$RUNS OUT=results/http_batch.jsonl WRK_CONFIGS="2:8" http/http_bench.sh project
-# 3. the access log off
-: > results/http_nolog.jsonl
-PROJECT_HTTP_CMD="$COLLISIOND --port $PORT --threads 2 --log-level warn" RUNS=$RUNS OUT=results/http_nolog.jsonl \
-	http/http_bench.sh project
 python3 - <<'PY'
 import json, statistics
 def load(path, target=None):
@@ -74,8 +75,13 @@ for w in sorted({r['wrk'] for r in rows}):
         w, n1, n2, c1, c2, max(c1, c2) / max(n1, n2), c1 / n1 if n1 else 0, c2 / n2 if n2 else 0))
 nolog = load('results/http_nolog.jsonl')
 for w in sorted({r['wrk'] for r in nolog}):
-    on, off = med('c2', w), statistics.median(r['rps'] for r in nolog if r['wrk'] == w)
-    print('access log on/off (2 threads), %s: %.0f / %.0f req/s = %.3f' % (w, on, off, on / off))
+    # round by round: the log-on and log-off runs of a round are neighbours
+    ons = [r['rps'] for r in rows if r['target'] == 'c2' and r['wrk'] == w]
+    offs = [r['rps'] for r in nolog if r['wrk'] == w]
+    pairs = [a / b for a, b in zip(ons, offs)]
+    print('access log on/off (2 threads), %s: %.0f / %.0f req/s; per round %s, median %.3f' % (
+        w, statistics.median(ons), statistics.median(offs),
+        ' '.join('%.3f' % x for x in pairs), statistics.median(pairs)))
 b = statistics.median(r['rps'] for r in batch)
 print('\nbatches of 1000 rays (wrk %s): %.0f req/s = %.2f M rays/s (median of %d runs, errors %d)' % (
     batch[0]['wrk'], b, b * 1000 / 1e6, len(batch), sum(r['err_status'] for r in batch)))
