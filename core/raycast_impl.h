@@ -68,12 +68,13 @@ int rc_lanes(const struct mesh *m, const struct rq *q, struct collector *cl, uin
 	     unsigned hit, unsigned slow, unsigned front, const float *t, const float *u,
 	     const float *v);
 /*
- * rc_lanes for lanes all decided in float (no slow lane among them): the hit
- * lanes' least (t, triangle) against the best so far.
+ * rc_lanes for hit lanes that no undecided lane can overtake (a closest
+ * query's pass without slow lanes; an any query's first hit when no slow
+ * lane comes before it): their least (t, triangle) against the best so far.
  * u and v hold U and V, d the denominator: the winner's barycentrics are
  * U / d and V / d, the same divisions rc_lanes' callers make per lane.
  */
-static inline void rc_closest(const struct mesh *m, struct collector *cl, uint32_t first,
+static inline void rc_decided(const struct mesh *m, struct collector *cl, uint32_t first,
 			      unsigned hit, unsigned front, const float *t, const float *u,
 			      const float *v, const float *d)
 {

@@ -180,7 +180,7 @@ KFN static inline __attribute__((always_inline)) int kern_leaf(const struct mesh
 				V_STORE(u, U);
 				V_STORE(v, Vv);
 				V_STORE(d, den);
-				rc_closest(m, cl, g0, done ? hit & -hit : hit,
+				rc_decided(m, cl, g0, done ? hit & -hit : hit,
 					   (unsigned)M_BITS(front), t, u, v, d);
 				if (done)
 					return 1;
