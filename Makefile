@@ -174,6 +174,12 @@ bench-http: deps
 	@[ -x $(HARNESS)/run.sh ] || { echo "bench-http: no harness at $(HARNESS) (set HARNESS=...)"; exit 1; }
 	HARNESS=$(HARNESS) BENCH_OUT=$(BENCH_OUT) COLLISIOND="$(abspath $(BUILD)/collisiond)" bench/http_bench.sh
 
+# the archive for a lent many-core machine (bench/device_pack.sh: binaries,
+# nginx, wrk, curl, their libraries and loader, level data) -> build/device.tar.gz
+.PHONY: device-pack
+device-pack: deps
+	bench/device_pack.sh
+
 # worlds: snapshot ingest and rewound hitscans over loopback (LEVEL=level.obj, else
 # generated with $(HARNESS)/gen_data.py); a benchmark, not a test
 .PHONY: bench-worlds
