@@ -207,11 +207,13 @@ static void fill_hit(const struct mesh *m, const struct rq *q, const struct cand
 	double n[3], len;
 
 	if (!(id & PRIM_EXACT)) {
+		/* (k + 1) % 3 and (k + 2) % 3 for the dominant axis k */
+		static const int next[3] = { 1, 2, 0 }, after[3] = { 2, 0, 1 };
 		int k = (int)(id & PRIM_AXIS_MASK);
 		double sg = id & PRIM_NEG_NK ? -1 : 1;
 
-		n[(k + 1) % 3] = sg * prim_mat(m, c->rec, 6);
-		n[(k + 2) % 3] = sg * prim_mat(m, c->rec, 7);
+		n[next[k]] = sg * prim_mat(m, c->rec, 6);
+		n[after[k]] = sg * prim_mat(m, c->rec, 7);
 		n[k] = sg;
 	} else {
 		vec3 a, b, cc;
