@@ -493,17 +493,12 @@ static void select_nth(struct bvh_prim *p, int64_t n, int64_t k, int axis)
 void bvh_split_median(struct bvh_prim *p, const struct range *r, struct range *l,
 		      struct range *rr)
 {
-	uint32_t n = r->end - r->begin, i, mid = n / 2;
+	uint32_t n = r->end - r->begin, mid = n / 2;
 	struct bvh_prim *base = p + r->begin;
-	float cmin[3] = { FLT_MAX, FLT_MAX, FLT_MAX }, cmax[3] = { -FLT_MAX, -FLT_MAX, -FLT_MAX };
+	float cmin[3], cmax[3];
 	int w = 0;
 
-	for (i = 0; i < n; i++) {
-		for (int k = 0; k < 3; k++) {
-			cmin[k] = MINF(cmin[k], cen2(&base[i], k));
-			cmax[k] = MAXF(cmax[k], cen2(&base[i], k));
-		}
-	}
+	centroid_bounds(base, n, cmin, cmax);
 	for (int k = 1; k < 3; k++)
 		if (cmax[k] - cmin[k] > cmax[w] - cmin[w])
 			w = k;
