@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "encode.h"
 #include "handlers.h"
@@ -92,22 +91,35 @@ const char *api_response_body(const struct api_response *resp, size_t *len)
 	return resp->body.data;
 }
 
+/* c in lower case when it is an ASCII letter (the C locale's tolower). */
+static inline unsigned char lower(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? (unsigned char)(c | 0x20) : c;
+}
+
 int api_media_type_is(const char *content_type, const char *const *types)
 {
-	const char *s = content_type, *e;
+	const char *s = content_type;
 	size_t n;
 
 	if (!s)
 		return 0;
 	while (*s == ' ' || *s == '\t')
 		s++;
-	e = s + strcspn(s, ";");
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-		e--;
-	n = (size_t)(e - s);
-	for (; *types; types++)
-		if (strlen(*types) == n && strncasecmp(s, *types, n) == 0)
+	for (n = 0; s[n] && s[n] != ';'; n++)
+		;
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	/* each type in one pass, any case, until the first difference */
+	for (; *types; types++) {
+		const char *t = *types;
+		size_t i;
+
+		for (i = 0; i < n && t[i] && lower((unsigned char)s[i]) == lower((unsigned char)t[i]); i++)
+			;
+		if (i == n && !t[i])
 			return 1;
+	}
 	return 0;
 }
 

@@ -443,6 +443,8 @@ static const struct ct_row ct_rows[] = {
 	{ "POST", "/v1/hitscan", "application/x-www-form-urlencoded", 415 },
 	{ "POST", "/v1/hitscan", "text/plain", 415 },
 	{ "POST", "/v1/hitscan", "application/jsonx", 415 },
+	{ "POST", "/v1/hitscan", "application/jso", 415 },
+	{ "POST", "/v1/hitscan", "application/json\t", 200 },
 	{ "POST", "/v1/hitscan", "application/json", 200 },
 	{ "POST", "/v1/hitscan", "Application/JSON; charset=utf-8", 200 },
 	{ "POST", "/v1/hitscan", " application/json ;charset=UTF-8", 200 },
