@@ -483,6 +483,7 @@ static int conn_fill(struct ev_conn *c)
 	    r->cap - r->len > c->body_left) {
 		n = recv(c->fd, r->body + r->len, (size_t)c->body_left, 0);
 		if (n > 0) {
+			c->drained = (uint64_t)n < c->body_left;
 			c->active_sec = c->w->now_sec;
 			http_on_body_direct(s, r, (size_t)n);
 			c->body_left -= (uint64_t)n;
@@ -499,6 +500,7 @@ static int conn_fill(struct ev_conn *c)
 			return -1;	/* cannot happen: heads are cut at HTTP_HEAD_MAX */
 		n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
 		if (n > 0) {
+			c->drained = (size_t)n < c->in_cap - c->in_len;
 			c->active_sec = c->w->now_sec;
 			c->in_len += (size_t)n;
 			return 1;
@@ -568,11 +570,21 @@ static int answer_sent(struct ev_conn *c)
 	return 0;
 }
 
-/* Run c as far as its socket allows (edge-triggered: until EAGAIN). */
-void ev_conn_run(struct ev_conn *c)
+/*
+ * Run c as far as its socket allows. Edge-triggered: a read that came back
+ * short of the room it was given emptied the socket, and any byte (or the
+ * end) that arrives later raises a new edge, so c then waits for it rather
+ * than read again for an EAGAIN (nginx's "ready" flag): a keep-alive
+ * request costs one read and one write, not two reads.
+ */
+void ev_conn_run(struct ev_conn *c, uint32_t events)
 {
 	int rc;
 
+	if (!events || (events & EPOLLIN))
+		c->drained = 0;	/* a new connection, or bytes came */
+	/* the peer's end (or an error) raises no later edge: read until it */
+	c->peer_done |= (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
 	for (;;) {
 		if (c->state == EV_WRITE) {
 			rc = conn_flush(c);
@@ -589,6 +601,8 @@ void ev_conn_run(struct ev_conn *c)
 			return;
 		if (rc == EV_PROGRESS)
 			continue;
+		if (c->drained && !c->peer_done)
+			return;
 		rc = conn_fill(c);
 		if (rc == 0)
 			return;

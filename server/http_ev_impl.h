@@ -38,6 +38,8 @@ struct ev_conn {
 	int linger;		/* answered before its body: linger at close */
 	int head_method;	/* HEAD: the answer goes without its body */
 	int minor;		/* HTTP/1.minor of the request */
+	int drained;		/* the last read left the socket empty: await an edge */
+	int peer_done;		/* an edge said the peer closed or failed: read to the end */
 	/* input: in[in_off..in_len) is unread; scan is http_head_end's */
 	char *in;
 	size_t in_cap, in_off, in_len, scan;
@@ -83,9 +85,9 @@ struct ev_server {
 
 /* http_ev.c: one connection. */
 
-/* Run c as far as its socket allows (edge-triggered: until EAGAIN); c may
- * be closed and freed on return. */
-void ev_conn_run(struct ev_conn *c);
+/* Run c as far as its socket allows, for an edge of epoll events (0 for a
+ * new connection); c may be closed and freed on return. */
+void ev_conn_run(struct ev_conn *c, uint32_t events);
 
 /* Close c: out of its worker's list and epoll, request recorded, lingering
  * when answered before its body; c is freed. */

@@ -71,7 +71,7 @@ static void accept_all(struct ev_worker *w)
 			continue;
 		}
 		/* its first bytes may be there already: no wait for an edge */
-		ev_conn_run(c);
+		ev_conn_run(c, 0);
 	}
 }
 
@@ -143,7 +143,7 @@ static void *worker_main(void *arg)
 			else if (p == &w->wakefd)
 				woken = 1;
 			else
-				ev_conn_run(p);
+				ev_conn_run(p, evs[i].events);
 		}
 		/* after the batch: its events may name connections closed here */
 		worker_sweep(w);

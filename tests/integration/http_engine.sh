@@ -80,6 +80,47 @@ assert data.startswith(b"HTTP/1.1 200") and b"Connection: close" in data, data
 print("pipelined and keep-alive ok")
 PY
 '
+test_expect 'epoll: keep-alive requests one at a time, and a client that ends its side, are answered and closed at once' '
+	python3 - "$PORT" <<"PY"
+import socket, sys, time
+port = int(sys.argv[1])
+req = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+def answer(s):
+    data = b""
+    while not data.endswith(b"}"):
+        chunk = s.recv(65536)
+        assert chunk, data
+        data += chunk
+    assert data.startswith(b"HTTP/1.1 200"), data
+# one request at a time on one connection: each read of the daemon empties
+# the socket, and the next request comes only after the answer
+s = socket.create_connection(("127.0.0.1", port), timeout=5)
+for i in range(50):
+    s.sendall(req)
+    answer(s)
+    if i % 10 == 9:
+        time.sleep(0.05)
+# the request and the end together, the end after the answer, the end
+# after a pause: each time the answer, then the daemon closes (well within
+# its 30 s idle timeout)
+for pause in (None, 0.0, 0.3):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(req)
+    if pause is None:
+        s.shutdown(socket.SHUT_WR)
+        answer(s)
+    else:
+        answer(s)
+        time.sleep(pause)
+        s.shutdown(socket.SHUT_WR)
+    t0 = time.monotonic()
+    s.settimeout(3)
+    assert s.recv(65536) == b"", pause
+    assert time.monotonic() - t0 < 2, pause
+    s.close()
+print("one at a time and half-closed ok")
+PY
+'
 test_expect 'epoll: HEAD answers the GET headers with its Content-Length and no body' '
 	python3 - "$PORT" <<"PY"
 import socket, sys
