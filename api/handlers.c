@@ -97,30 +97,39 @@ static inline unsigned char lower(unsigned char c)
 	return c >= 'A' && c <= 'Z' ? (unsigned char)(c | 0x20) : c;
 }
 
-int api_media_type_is(const char *content_type, const char *const *types)
+const char *api_media_type_match(const char *content_type, const char *const *types)
 {
 	const char *s = content_type;
-	size_t n;
 
 	if (!s)
-		return 0;
+		return NULL;
+	/* most clients send the type as registered, alone */
+	for (size_t k = 0; types[k]; k++)
+		if (strcmp(s, types[k]) == 0)
+			return types[k];
 	while (*s == ' ' || *s == '\t')
 		s++;
-	for (n = 0; s[n] && s[n] != ';'; n++)
-		;
-	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-		n--;
-	/* each type in one pass, any case, until the first difference */
+	/* else each type in one pass, any case, until the first difference */
 	for (; *types; types++) {
-		const char *t = *types;
+		const char *t = *types, *r;
 		size_t i;
 
-		for (i = 0; i < n && t[i] && lower((unsigned char)s[i]) == lower((unsigned char)t[i]); i++)
+		for (i = 0; t[i] && lower((unsigned char)s[i]) == (unsigned char)t[i]; i++)
 			;
-		if (i == n && !t[i])
-			return 1;
+		if (t[i])
+			continue;
+		/* then only blanks before the parameters or the end */
+		for (r = s + i; *r == ' ' || *r == '\t'; r++)
+			;
+		if (*r == '\0' || *r == ';')
+			return *types;
 	}
-	return 0;
+	return NULL;
+}
+
+int api_media_type_is(const char *content_type, const char *const *types)
+{
+	return api_media_type_match(content_type, types) != NULL;
 }
 
 typedef void (*handler_fn)(const struct api_ctx *ctx, const struct api_request *req,
@@ -249,8 +258,9 @@ void api_handle(const struct api_ctx *ctx, const struct api_request *req, struct
 		return;
 	}
 	types = op_body_types(m.op);
+	m.media = NULL;
 	if (types && req->content_type && req->content_type[0] &&
-	    !api_media_type_is(req->content_type, types)) {
+	    !(m.media = api_media_type_match(req->content_type, types))) {
 		size_t n = (size_t)snprintf(msg, sizeof(msg), "Content-Type %.60s is not accepted: send ",
 					    req->content_type);
 

@@ -38,6 +38,7 @@ struct api_match {
 	char name[STORE_NAME_MAX + 1];
 	const char *name_raw;	/* the {name} segment in the path, unvalidated */
 	size_t name_raw_len;	/* 0 when the route has no {name} */
+	const char *media;	/* the accepted body type the Content-Type named; NULL: none sent */
 };
 
 /* Replace resp's body with an error (status from the table), keeping its
@@ -45,8 +46,10 @@ struct api_match {
 void api_respond_error(struct api_response *resp, enum api_err e, const char *msg);
 void api_respond_fail(struct api_response *resp, const struct api_fail *f);
 
-/* 1 when the media type of content_type (parameters ignored, any case) is
- * one of the NULL-terminated types. */
+/* The entry of the NULL-terminated types (each in lower case) that the
+ * media type of content_type names (parameters ignored, any case); NULL
+ * when none does. api_media_type_is: 1 when one does. */
+const char *api_media_type_match(const char *content_type, const char *const *types);
 int api_media_type_is(const char *content_type, const char *const *types);
 
 /* mesh_handlers.c */

@@ -261,11 +261,11 @@ static const struct json_endpoint ep_hitscan = { "hitscan", decode_hitscan_query
 void handle_mesh_raycast(const struct api_ctx *ctx, const struct api_request *req,
 			 const struct api_match *m, struct api_response *resp)
 {
-	static const char *const binary_types[] = { "application/octet-stream", NULL };
 	struct api_fail f;
 	struct query q;
 
-	if (!api_media_type_is(req->content_type, binary_types)) {
+	/* api_handle took the Content-Type: JSON unless it named binary rays */
+	if (!m->media || strcmp(m->media, "application/octet-stream") != 0) {
 		api_json_query(ctx, req, m, resp, &ep_raycast);
 		return;
 	}

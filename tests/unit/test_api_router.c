@@ -450,6 +450,11 @@ static const struct ct_row ct_rows[] = {
 	{ "POST", "/v1/hitscan", " application/json ;charset=UTF-8", 200 },
 	{ "POST", "/v1/hitscan", NULL, 200 },
 	{ "POST", "/v1/hitscan", "", 200 },
+	/* raycast takes binary rays too: a JSON body sent as them is refused */
+	{ "POST", "/v1/meshes/t/raycast", "application/json", 404 },
+	{ "POST", "/v1/meshes/t/raycast", "application/octet-stream", 400 },
+	{ "POST", "/v1/meshes/t/raycast", "Application/Octet-Stream ; x=1", 400 },
+	{ "POST", "/v1/meshes/t/raycast", "application/octet-streamx", 415 },
 	{ "PUT", "/v1/meshes/t", NULL, 415 },
 	{ "PUT", "/v1/meshes/t", "text/plain", 415 },
 	{ "PUT", "/v1/meshes/t", "application/octet-stream", 415 },
