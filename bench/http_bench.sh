@@ -5,7 +5,8 @@
 #      next to nginx answering a fixed body, same wrk settings: nginx with 1
 #      and 2 workers, collisiond with --threads 1 and 2, the four in turn in
 #      each of RUNS rounds (the host's speed drifts from minute to minute);
-#      the ratio is best against best, and also like against like;
+#      the ratio is best against best, and also like against like, of the
+#      medians over rounds and round by round;
 #   2. JSON batches of 1000 rays of the harness's level.rays per request
 #      (rays/s = requests/s * 1000), default threads;
 #   3. the single raycast again with the access log off (--log-level warn,
@@ -73,6 +74,19 @@ for w in sorted({r['wrk'] for r in rows}):
     n1, n2, c1, c2 = med('nginx1', w), med('nginx2', w), med('c1', w), med('c2', w)
     print('| %s | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |' % (
         w, n1, n2, c1, c2, max(c1, c2) / max(n1, n2), c1 / n1 if n1 else 0, c2 / n2 if n2 else 0))
+# round by round: the four servers of a round ran within a minute of each
+# other, so their ratios see less of the host's drift than medians across rounds
+def per_round(t, w):
+    return [r['rps'] for r in rows if r['target'] == t and r['wrk'] == w]
+for w in sorted({r['wrk'] for r in rows}):
+    n1, n2, c1, c2 = (per_round(t, w) for t in ('nginx1', 'nginx2', 'c1', 'c2'))
+    best = [max(a, b) / max(x, y) for a, b, x, y in zip(c1, c2, n1, n2)]
+    one = [a / x for a, x in zip(c1, n1)]
+    two = [b / y for b, y in zip(c2, n2)]
+    if best:
+        print('%s round by round: best vs best %s (median %.2f); 1 vs 1 median %.2f; 2 vs 2 median %.2f' % (
+            w, ' '.join('%.2f' % x for x in best), statistics.median(best),
+            statistics.median(one), statistics.median(two)))
 nolog = load('results/http_nolog.jsonl')
 for w in sorted({r['wrk'] for r in nolog}):
     # round by round: the log-on and log-off runs of a round are neighbours
