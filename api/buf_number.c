@@ -172,11 +172,11 @@ static uint64_t strip_zeros(uint64_t v, int *nd)
 
 /*
  * Slow path (printf + strtod): the shortest of p = pmin..pmax significant
- * digits whose reading by strtod, rounded to float when is_float, gives back
- * v. Returns them as an integer, *nd their count (trailing zeros stripped)
- * and *e10 the exponent of the first.
+ * digits whose reading by strtod gives back v. Returns them as an integer,
+ * *nd their count (trailing zeros stripped) and *e10 the exponent of the
+ * first.
  */
-static uint64_t shortest_printf(double v, int is_float, int pmin, int pmax, int *nd, int *e10)
+static uint64_t shortest_printf(double v, int pmin, int pmax, int *nd, int *e10)
 {
 	char tmp[64];
 	uint64_t n = 0;
@@ -187,7 +187,7 @@ static uint64_t shortest_printf(double v, int is_float, int pmin, int pmax, int 
 
 		snprintf(tmp, sizeof(tmp), "%.*e", p - 1, v);
 		r = strtod(tmp, NULL);
-		if (is_float ? (float)r == (float)v : r == v)
+		if (r == v)
 			break;
 	}
 	if (p > pmax)
@@ -221,122 +221,170 @@ static inline double scale10(double a, int k)
 	return k >= 0 ? a * pow10_exact[k] : a / pow10_exact[-k];
 }
 
-/* 1 when the decimal n * 10^e (|e| <= 22, n < 2^53) read by strtod and
- * rounded to float is f: n and 10^e are exact doubles, so the one product or
- * quotient is rounded exactly as strtod rounds the decimal. */
-static inline int reads_back(uint64_t n, int e, float f)
-{
-	return (float)scale10((double)n, e) == f;
-}
-
 /*
- * reads_back(n, e, f) for a candidate at distance dist from f and lim from
- * the edge of f's rounding interval (both in units of the candidate's last
- * digit scaled as x9 is, see shortest_float_fast), without a division when
- * the candidate is clearly inside or outside: dist and lim are off by less
- * than 3e-7 units (x9 < 1e9 is rounded once: 6e-8; reading the decimal
- * through a double first moves it by under 2^-53 relative: 1.2e-7), so a
- * margin of 1e-6 leaves only candidates at the very edge, which get the
- * exact test (the edge's own rounding rule included).
+ * Floats: Schubfach (R. Giulietti, "The Schubfach way to render doubles",
+ * 2020), as A. Bolz's schubfach_32 writes it for 32 bits. The rounding
+ * interval of f and its ends, scaled by 10^-k so that the shortest decimal
+ * in it is an integer or a tenth of one, come from one 64x32-bit product
+ * each (rounded to odd, which keeps the comparisons exact); the decimal is
+ * the shortest in the interval (its ends in when f's significand is even, as
+ * strtod's ties go), the nearest to f among those, an exact tie to the even
+ * one (printf's choice, and ECMAScript's). Checked against the search it
+ * replaced (the nearest 6, 7, 8 and 9-digit decimals, printf's search
+ * beyond), on every positive float from 2^-47 up (1.47 G) and one in 13
+ * below: the same decimal but for the exact ties (4.19 M), which that search
+ * rounded up. tests/unit/test_api_buf.c checks round trips, lengths and
+ * printf's rounding.
+ *
+ * sf_pow10[k + 31] = floor(10^k * 2^(63 - floor(log2(10^k)))) + 1 for k in
+ * -31..45 (2^63 <= each < 2^64).
  */
-static inline int reads_back_near(double dist, double lim, uint64_t n, int e, float f)
-{
-	if (dist < lim - 1e-6)
-		return 1;
-	if (dist > lim + 1e-6)
-		return 0;
-	return reads_back(n, e, f);
-}
-
-/* n rounded to a multiple of 10^(9 - p), divided by it (constant divisors:
- * the compiler multiplies instead of dividing). */
-static inline uint32_t round_to_digits(uint32_t n, int p)
-{
-	switch (p) {
-	case 6: return (n + 500) / 1000;
-	case 7: return (n + 50) / 100;
-	case 8: return (n + 5) / 10;
-	}
-	return n;
-}
-
-static const uint32_t pow10_u32[10] = {
-	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
+static const uint64_t sf_pow10[77] = {
+	UINT64_C(0x81CEB32C4B43FCF5),	/* 10^-31 */
+	UINT64_C(0xA2425FF75E14FC32),	/* 10^-30 */
+	UINT64_C(0xCAD2F7F5359A3B3F),	/* 10^-29 */
+	UINT64_C(0xFD87B5F28300CA0E),	/* 10^-28 */
+	UINT64_C(0x9E74D1B791E07E49),	/* 10^-27 */
+	UINT64_C(0xC612062576589DDB),	/* 10^-26 */
+	UINT64_C(0xF79687AED3EEC552),	/* 10^-25 */
+	UINT64_C(0x9ABE14CD44753B53),	/* 10^-24 */
+	UINT64_C(0xC16D9A0095928A28),	/* 10^-23 */
+	UINT64_C(0xF1C90080BAF72CB2),	/* 10^-22 */
+	UINT64_C(0x971DA05074DA7BEF),	/* 10^-21 */
+	UINT64_C(0xBCE5086492111AEB),	/* 10^-20 */
+	UINT64_C(0xEC1E4A7DB69561A6),	/* 10^-19 */
+	UINT64_C(0x9392EE8E921D5D08),	/* 10^-18 */
+	UINT64_C(0xB877AA3236A4B44A),	/* 10^-17 */
+	UINT64_C(0xE69594BEC44DE15C),	/* 10^-16 */
+	UINT64_C(0x901D7CF73AB0ACDA),	/* 10^-15 */
+	UINT64_C(0xB424DC35095CD810),	/* 10^-14 */
+	UINT64_C(0xE12E13424BB40E14),	/* 10^-13 */
+	UINT64_C(0x8CBCCC096F5088CC),	/* 10^-12 */
+	UINT64_C(0xAFEBFF0BCB24AAFF),	/* 10^-11 */
+	UINT64_C(0xDBE6FECEBDEDD5BF),	/* 10^-10 */
+	UINT64_C(0x89705F4136B4A598),	/* 10^-9 */
+	UINT64_C(0xABCC77118461CEFD),	/* 10^-8 */
+	UINT64_C(0xD6BF94D5E57A42BD),	/* 10^-7 */
+	UINT64_C(0x8637BD05AF6C69B6),	/* 10^-6 */
+	UINT64_C(0xA7C5AC471B478424),	/* 10^-5 */
+	UINT64_C(0xD1B71758E219652C),	/* 10^-4 */
+	UINT64_C(0x83126E978D4FDF3C),	/* 10^-3 */
+	UINT64_C(0xA3D70A3D70A3D70B),	/* 10^-2 */
+	UINT64_C(0xCCCCCCCCCCCCCCCD),	/* 10^-1 */
+	UINT64_C(0x8000000000000001),	/* 10^0 */
+	UINT64_C(0xA000000000000001),	/* 10^1 */
+	UINT64_C(0xC800000000000001),	/* 10^2 */
+	UINT64_C(0xFA00000000000001),	/* 10^3 */
+	UINT64_C(0x9C40000000000001),	/* 10^4 */
+	UINT64_C(0xC350000000000001),	/* 10^5 */
+	UINT64_C(0xF424000000000001),	/* 10^6 */
+	UINT64_C(0x9896800000000001),	/* 10^7 */
+	UINT64_C(0xBEBC200000000001),	/* 10^8 */
+	UINT64_C(0xEE6B280000000001),	/* 10^9 */
+	UINT64_C(0x9502F90000000001),	/* 10^10 */
+	UINT64_C(0xBA43B74000000001),	/* 10^11 */
+	UINT64_C(0xE8D4A51000000001),	/* 10^12 */
+	UINT64_C(0x9184E72A00000001),	/* 10^13 */
+	UINT64_C(0xB5E620F480000001),	/* 10^14 */
+	UINT64_C(0xE35FA931A0000001),	/* 10^15 */
+	UINT64_C(0x8E1BC9BF04000001),	/* 10^16 */
+	UINT64_C(0xB1A2BC2EC5000001),	/* 10^17 */
+	UINT64_C(0xDE0B6B3A76400001),	/* 10^18 */
+	UINT64_C(0x8AC7230489E80001),	/* 10^19 */
+	UINT64_C(0xAD78EBC5AC620001),	/* 10^20 */
+	UINT64_C(0xD8D726B7177A8001),	/* 10^21 */
+	UINT64_C(0x878678326EAC9001),	/* 10^22 */
+	UINT64_C(0xA968163F0A57B401),	/* 10^23 */
+	UINT64_C(0xD3C21BCECCEDA101),	/* 10^24 */
+	UINT64_C(0x84595161401484A1),	/* 10^25 */
+	UINT64_C(0xA56FA5B99019A5C9),	/* 10^26 */
+	UINT64_C(0xCECB8F27F4200F3B),	/* 10^27 */
+	UINT64_C(0x813F3978F8940985),	/* 10^28 */
+	UINT64_C(0xA18F07D736B90BE6),	/* 10^29 */
+	UINT64_C(0xC9F2C9CD04674EDF),	/* 10^30 */
+	UINT64_C(0xFC6F7C4045812297),	/* 10^31 */
+	UINT64_C(0x9DC5ADA82B70B59E),	/* 10^32 */
+	UINT64_C(0xC5371912364CE306),	/* 10^33 */
+	UINT64_C(0xF684DF56C3E01BC7),	/* 10^34 */
+	UINT64_C(0x9A130B963A6C115D),	/* 10^35 */
+	UINT64_C(0xC097CE7BC90715B4),	/* 10^36 */
+	UINT64_C(0xF0BDC21ABB48DB21),	/* 10^37 */
+	UINT64_C(0x96769950B50D88F5),	/* 10^38 */
+	UINT64_C(0xBC143FA4E250EB32),	/* 10^39 */
+	UINT64_C(0xEB194F8E1AE525FE),	/* 10^40 */
+	UINT64_C(0x92EFD1B8D0CF37BF),	/* 10^41 */
+	UINT64_C(0xB7ABC627050305AE),	/* 10^42 */
+	UINT64_C(0xE596B7B0C643C71A),	/* 10^43 */
+	UINT64_C(0x8F7E32CE7BEA5C70),	/* 10^44 */
+	UINT64_C(0xB35DBF821AE4F38C),	/* 10^45 */
 };
 
-/*
- * Fast path for normal floats with 1e-14 <= |f| < 1e28: the nearest decimal
- * of p = 6, 7, 8, 9 significant digits, first that reads back. Six digits
- * are always below float precision (2^-24 relative) so, when any decimal of
- * <= 6 digits reads back, the nearest 6-digit one does too and stripping its
- * zeros finds it. A cheap distance test against the float's rounding
- * interval, scaled to 9-digit units, skips most candidates that cannot read
- * back; the survivors get the exact test. Returns the digits as an integer
- * (trailing zeros stripped), *nd their count, *e10_out the exponent of the
- * first; 0 to ask for the slow path.
- */
-static uint32_t shortest_float_fast(float f, int *nd, int *e10_out)
+/* The high 32 bits of g * cp / 2^32, with the bits below them folded into
+ * the lowest bit ("round to odd"). */
+static inline uint32_t sf_round_to_odd(uint64_t g, uint32_t cp)
 {
-	double a = fabs((double)f), x9, half, hx;
-	uint32_t bits, hbits, n9;
-	float hf;
-	int e2, e10, p;
+	unsigned __int128 p = (unsigned __int128)g * cp;
+	uint32_t y1 = (uint32_t)(p >> 64), y0 = (uint32_t)(p >> 32);
 
-	memcpy(&bits, &f, sizeof(bits));
-	e2 = (int)((bits >> 23) & 0xff) - 127;
-	/* floor(e2 * log10(2)): floor(log10(a)) or one less */
-	e10 = (e2 * 78913) >> 18;
-	if (e10 < -14 || e10 > 27)
-		return 0;
-	x9 = scale10(a, 8 - e10);
-	if (x9 >= 999999999.5) {
-		if (++e10 > 27)
-			return 0;
-		x9 = scale10(a, 8 - e10);
-	} else if (x9 < 99999999.5) {
-		if (--e10 < -14)
-			return 0;
-		x9 = scale10(a, 8 - e10);
-	}
-	/* half an ulp above a (the wider side at a power of two), in 9-digit
-	 * units, with a margin for the roundings of this estimate */
-	hbits = (uint32_t)(e2 - 24 + 127) << 23;
-	memcpy(&hf, &hbits, sizeof(hf));
-	hx = scale10((double)hf, 8 - e10);
-	half = hx * 1.000001 + 1e-6;
-	n9 = (uint32_t)x9;
-	/* unrolled: constant divisors, no jump table */
-#pragma GCC unroll 4
-	for (p = 6; p <= 9; p++) {
-		uint32_t q = pow10_u32[9 - p];
-		uint32_t n = p == 9 ? (uint32_t)(x9 + 0.5) : round_to_digits(n9, p);
-		int e = e10 - p + 1;
-		double dist = x9 - (double)n * q;
+	return y1 | (y0 > 1);
+}
 
-		/* below f at a power of two the interval is half as wide */
-		if (fabs(dist) <= half &&
-		    reads_back_near(fabs(dist), dist > 0 && !(bits & 0x7fffff) ? hx / 2 : hx, n, e,
-				    (float)a))
-			goto found;
-		/* at a power of two the interval above f is twice as wide as
-		 * below: the next decimal up may read back */
-		if (p < 9 && !(bits & 0x7fffff) && (double)n * q < x9 &&
-		    (double)(n + 1) * q - x9 <= half &&
-		    reads_back_near((double)(n + 1) * q - x9, hx, n + 1, e, (float)a)) {
-			n++;
-			goto found;
+/* The shortest decimal of the positive finite float of bits (sign bit
+ * clear, not 0) as an integer, perhaps with trailing zeros; *e10 the
+ * exponent of its last digit. */
+static uint32_t shortest_float(uint32_t bits, int *e10)
+{
+	uint32_t ef = bits >> 23, mf = bits & 0x7fffff, c, cbl, cb, cbr, vbl, vb, vbr, lo, hi, s;
+	int32_t q, k, h;
+	int closer, even;
+	uint64_t g;
+
+	if (ef) {
+		c = mf | 0x800000;
+		q = (int32_t)ef - 150;
+		if (q <= 0 && q > -24 && (c & ((UINT32_C(1) << -q) - 1)) == 0) {
+			*e10 = 0;	/* an integer below 2^24: itself */
+			return c >> -q;
 		}
-		continue;
-found:
-		if (n >= pow10_u32[p]) {	/* rounded up to 10^p */
-			n /= 10;
-			e++;
-		}
-		*nd = p;
-		*e10_out = e + p - 1;
-		return (uint32_t)strip_zeros(n, nd);
+	} else {
+		c = mf;		/* subnormal */
+		q = -149;
 	}
-	return 0;
+	even = (c & 1) == 0;
+	/* at a power of two the interval below f is half as wide */
+	closer = mf == 0 && ef > 1;
+	cbl = 4 * c - 2 + (uint32_t)closer;
+	cb = 4 * c;
+	cbr = 4 * c + 2;
+	/* k = floor(log10(2^q)), or of 3/4 2^q when closer; 1 <= h <= 4 */
+	k = (q * 1262611 - (closer ? 524031 : 0)) >> 22;
+	h = q + ((-k * 1741647) >> 19) + 1;
+	g = sf_pow10[-k + 31];
+	vbl = sf_round_to_odd(g, cbl << h);
+	vb = sf_round_to_odd(g, cb << h);
+	vbr = sf_round_to_odd(g, cbr << h);
+	lo = vbl + !even;
+	hi = vbr - !even;
+	s = vb / 4;
+	if (s >= 10) {
+		/* one digit fewer: the multiples of 10 around s */
+		uint32_t sp = s / 10;
+		int up_in = lo <= 40 * sp, wp_in = 40 * sp + 40 <= hi;
+
+		if (up_in != wp_in) {
+			*e10 = k + 1;
+			return sp + (uint32_t)wp_in;
+		}
+	}
+	{
+		int u_in = lo <= 4 * s, w_in = 4 * s + 4 <= hi;
+		uint32_t mid = 4 * s + 2;
+
+		*e10 = k;
+		if (u_in != w_in)
+			return s + (uint32_t)w_in;
+		return s + (uint32_t)(vb > mid || (vb == mid && (s & 1)));
+	}
 }
 
 /* The shortest decimal of a finite non-zero float into out (see
@@ -344,13 +392,19 @@ found:
 static size_t format_float(char *out, float f, int *nd)
 {
 	char buf[DIG_BUF];
-	uint64_t n;
-	int e10;
+	uint32_t bits, n;
+	int e10, t;
 
-	n = shortest_float_fast(f, nd, &e10);
-	if (!n)
-		n = shortest_printf((double)f, 1, 1, 9, nd, &e10);
-	return format_decimal(out, signbit(f) != 0, fill_digits(buf, n, *nd), *nd, e10);
+	memcpy(&bits, &f, sizeof(bits));
+	n = shortest_float(bits & 0x7fffffff, &e10);
+	while (n % 10 == 0) {
+		n /= 10;
+		e10++;
+	}
+	/* digits: floor(log10(2) * bit length), plus one at or past its power */
+	t = ((32 - __builtin_clz(n)) * 1233) >> 12;
+	*nd = t + (n >= pow10_u64[t]);
+	return format_decimal(out, signbit(f) != 0, fill_digits(buf, n, *nd), *nd, e10 + *nd - 1);
 }
 
 size_t buf_format_float(char *out, float f)
@@ -448,9 +502,8 @@ static size_t format_double(char *out, double d, int *nd)
 	int e10;
 
 	n = shortest_double_fast(d, nd, &e10);
-	/* 15 digits are below double precision: see shortest_float_fast */
 	if (!n)
-		n = shortest_printf(d, 0, 15, 17, nd, &e10);
+		n = shortest_printf(d, 15, 17, nd, &e10);
 	return format_decimal(out, signbit(d) != 0, fill_digits(buf, n, *nd), *nd, e10);
 }
 

@@ -140,6 +140,48 @@ START_TEST(test_float_random_shortest)
 }
 END_TEST
 
+/* The digits at the length printed are printf's rounding of f to that many
+ * (the nearest, an exact tie to the even one), but at a power of two, where
+ * the decimal just above may be the one that reads back. Ties are common in
+ * game data: 41.0390625 is 41 + 5/128, halfway between 41.039062 and
+ * 41.039063, both of which read back. */
+static void check_printf_rounding(float f)
+{
+	char ours[64], ref[64], back[64];
+	uint32_t u;
+	int nd;
+
+	memcpy(&u, &f, sizeof(u));
+	if (!isfinite(f) || f == 0 || !(u & 0x7fffff))
+		return;
+	put_float_str(f, ours, sizeof(ours));
+	nd = sig_digits(ours);
+	/* our decimal has <= 9 digits: a double keeps them */
+	snprintf(back, sizeof(back), "%.*e", nd - 1, strtod(ours, NULL));
+	snprintf(ref, sizeof(ref), "%.*e", nd - 1, (double)f);
+	CHECK(strcmp(back, ref) == 0, "%a printed as %s, printf at %d digits: %s", (double)f, ours,
+	      nd, ref);
+}
+
+START_TEST(test_float_digits_are_printf_rounding)
+{
+	uint64_t s = 2718;
+	char out[64];
+	long k;
+
+	for (k = 0; k < 300000; k++) {
+		uint64_t r = rng_next(&s);
+
+		check_printf_rounding(float_of_bits((uint32_t)(r >> 32)));
+		/* few fraction bits: exact ties at 7 or 8 digits */
+		check_printf_rounding((float)ldexp((double)(r % 100000000), -(int)(r >> 40) % 12));
+	}
+	ck_assert_str_eq(put_float_str(41.0390625f, out, sizeof(out)), "41.039062");
+	ck_assert_str_eq(put_float_str(339.453125f, out, sizeof(out)), "339.45312");
+	ck_assert_str_eq(put_float_str(-1491.40625f, out, sizeof(out)), "-1491.4062");
+}
+END_TEST
+
 START_TEST(test_float_subnormals_and_edges)
 {
 	uint64_t s = 99;
@@ -384,6 +426,7 @@ static Suite *buf_suite(void)
 	tcase_add_test(tc, test_float_random_roundtrip);
 	tcase_add_test(tc, test_float_random_shortest);
 	tcase_add_test(tc, test_float_subnormals_and_edges);
+	tcase_add_test(tc, test_float_digits_are_printf_rounding);
 	tcase_add_test(tc, test_float_short_decimals);
 	tcase_add_loop_test(tc, test_float_format, 0, (int)(sizeof(fmt_cases) / sizeof(fmt_cases[0])));
 	tcase_add_test(tc, test_float_special);
