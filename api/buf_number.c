@@ -172,11 +172,13 @@ static uint64_t strip_zeros(uint64_t v, int *nd)
 
 /*
  * Slow path (printf + strtod): the shortest of p = pmin..pmax significant
- * digits whose reading by strtod gives back v. Returns them as an integer,
+ * digits whose reading by strtod gives back v; for a float (is_float), both
+ * readings must give it back: strtod's rounded to float (as the daemon and
+ * most JSON clients read a float) and strtof's. Returns them as an integer,
  * *nd their count (trailing zeros stripped) and *e10 the exponent of the
  * first.
  */
-static uint64_t shortest_printf(double v, int pmin, int pmax, int *nd, int *e10)
+static uint64_t shortest_printf(double v, int is_float, int pmin, int pmax, int *nd, int *e10)
 {
 	char tmp[64];
 	uint64_t n = 0;
@@ -187,7 +189,7 @@ static uint64_t shortest_printf(double v, int pmin, int pmax, int *nd, int *e10)
 
 		snprintf(tmp, sizeof(tmp), "%.*e", p - 1, v);
 		r = strtod(tmp, NULL);
-		if (r == v)
+		if (is_float ? (float)r == (float)v && strtof(tmp, NULL) == (float)v : r == v)
 			break;
 	}
 	if (p > pmax)
@@ -229,12 +231,18 @@ static inline double scale10(double a, int k)
  * each (rounded to odd, which keeps the comparisons exact); the decimal is
  * the shortest in the interval (its ends in when f's significand is even, as
  * strtod's ties go), the nearest to f among those, an exact tie to the even
- * one (printf's choice, and ECMAScript's). Checked against the search it
- * replaced (the nearest 6, 7, 8 and 9-digit decimals, printf's search
- * beyond), on every positive float from 2^-47 up (1.47 G) and one in 13
- * below: the same decimal but for the exact ties (4.19 M), which that search
- * rounded up. tests/unit/test_api_buf.c checks round trips, lengths and
- * printf's rounding.
+ * one (printf's choice, and ECMAScript's). That is the decimal strtof reads
+ * back as f; the daemon and most JSON clients read a double and cast it,
+ * which rounds twice, so the rare float with an interval end within 2^-20
+ * of a decimal (1 528 of the 2.14 G positive ones) takes the printf search
+ * with both readings instead (sf_near_grid). Checked on every positive
+ * float against the search this replaced (the nearest 6, 7, 8 and 9-digit
+ * decimals read through a double, printf's search beyond): the same
+ * decimal but for the exact ties (4.19 M, which that search rounded up),
+ * 2^-96 (one digit shorter: "1.2621775e-29" reads back both ways) and
+ * 0x15ae43fe (one digit longer: "7.038531e-26" reads back through a double
+ * only); every answer reads back both ways. tests/unit/test_api_buf.c
+ * checks round trips, lengths and printf's rounding.
  *
  * sf_pow10[k + 31] = floor(10^k * 2^(63 - floor(log2(10^k)))) + 1 for k in
  * -31..45 (2^63 <= each < 2^64).
@@ -329,10 +337,34 @@ static inline uint32_t sf_round_to_odd(uint64_t g, uint32_t cp)
 	return y1 | (y0 > 1);
 }
 
+/*
+ * 1 when g * cp / 2^64, an end of f's rounding interval in the units where
+ * the decimals of the answer's length are the multiples of 4, lies within
+ * 2^-20 of one. Read through a double, a decimal moves by at most 2^-53 of
+ * itself (under 2^-21 here: the scaled value is below 2^32), so only a
+ * decimal that close to an end may read back through strtod and a cast
+ * differently from strtof. The product is exact to 2^-30.
+ */
+static inline int sf_near_grid(uint64_t g, uint32_t cp)
+{
+	unsigned __int128 p = (unsigned __int128)g * cp;
+	uint32_t y1 = (uint32_t)(p >> 64);
+	uint64_t frac = (uint64_t)p, eps = UINT64_C(1) << 44;
+
+	/* exactly on a multiple of 4 (the middle bits at most the 1 that g's
+	 * rounding up adds, Schubfach's test of exactness) is no danger: the
+	 * decimal is then the middle itself, which a double holds exactly */
+	if ((y1 & 3) == 0)
+		return (frac >> 32) > 1 && frac < eps;
+	return (y1 & 3) == 3 && ~frac < eps;
+}
+
 /* The shortest decimal of the positive finite float of bits (sign bit
  * clear, not 0) as an integer, perhaps with trailing zeros; *e10 the
- * exponent of its last digit. */
-static uint32_t shortest_float(uint32_t bits, int *e10)
+ * exponent of its last digit; *near 1 when an end of the interval is so
+ * close to a decimal that a reading through a double may differ (see
+ * sf_near_grid: the caller then asks the printf search). */
+static uint32_t shortest_float(uint32_t bits, int *e10, int *near)
 {
 	uint32_t ef = bits >> 23, mf = bits & 0x7fffff, c, cbl, cb, cbr, vbl, vb, vbr, lo, hi, s;
 	int32_t q, k, h;
@@ -344,6 +376,7 @@ static uint32_t shortest_float(uint32_t bits, int *e10)
 		q = (int32_t)ef - 150;
 		if (q <= 0 && q > -24 && (c & ((UINT32_C(1) << -q) - 1)) == 0) {
 			*e10 = 0;	/* an integer below 2^24: itself */
+			*near = 0;
 			return c >> -q;
 		}
 	} else {
@@ -363,6 +396,7 @@ static uint32_t shortest_float(uint32_t bits, int *e10)
 	vbl = sf_round_to_odd(g, cbl << h);
 	vb = sf_round_to_odd(g, cb << h);
 	vbr = sf_round_to_odd(g, cbr << h);
+	*near = sf_near_grid(g, cbl << h) || sf_near_grid(g, cbr << h);
 	lo = vbl + !even;
 	hi = vbr - !even;
 	s = vb / 4;
@@ -393,10 +427,16 @@ static size_t format_float(char *out, float f, int *nd)
 {
 	char buf[DIG_BUF];
 	uint32_t bits, n;
-	int e10, t;
+	int e10, t, near;
 
 	memcpy(&bits, &f, sizeof(bits));
-	n = shortest_float(bits & 0x7fffffff, &e10);
+	n = shortest_float(bits & 0x7fffffff, &e10, &near);
+	if (near) {
+		/* one float in a million or so: both readings checked */
+		uint64_t m = shortest_printf((double)f, 1, 1, 9, nd, &e10);
+
+		return format_decimal(out, signbit(f) != 0, fill_digits(buf, m, *nd), *nd, e10);
+	}
 	while (n % 10 == 0) {
 		n /= 10;
 		e10++;
@@ -503,7 +543,7 @@ static size_t format_double(char *out, double d, int *nd)
 
 	n = shortest_double_fast(d, nd, &e10);
 	if (!n)
-		n = shortest_printf(d, 15, 17, nd, &e10);
+		n = shortest_printf(d, 0, 15, 17, nd, &e10);
 	return format_decimal(out, signbit(d) != 0, fill_digits(buf, n, *nd), *nd, e10);
 }
 

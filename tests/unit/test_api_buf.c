@@ -179,6 +179,16 @@ START_TEST(test_float_digits_are_printf_rounding)
 	ck_assert_str_eq(put_float_str(41.0390625f, out, sizeof(out)), "41.039062");
 	ck_assert_str_eq(put_float_str(339.453125f, out, sizeof(out)), "339.45312");
 	ck_assert_str_eq(put_float_str(-1491.40625f, out, sizeof(out)), "-1491.4062");
+	/* 7.038531e-26 is 0x15ae43fd's by strtof and 0x15ae43fe's through a
+	 * double and a cast: neither may print it */
+	for (k = 0; k < 4; k++) {
+		float f = float_of_bits((k & 1 ? 0x15ae43feu : 0x15ae43fdu) | (k & 2 ? 0x80000000u : 0));
+
+		put_float_str(f, out, sizeof(out));
+		ck_assert_msg((float)strtod(out, NULL) == f && strtof(out, NULL) == f,
+			      "%a printed as %s", (double)f, out);
+		check_float(f, 0);
+	}
 }
 END_TEST
 
