@@ -327,8 +327,8 @@ static const uint64_t sf_pow10[77] = {
 	UINT64_C(0xB35DBF821AE4F38C),	/* 10^45 */
 };
 
-/* The high 32 bits of g * cp / 2^32, with the bits below them folded into
- * the lowest bit ("round to odd"). */
+/* g * cp / 2^64 rounded down, its lowest bit set when bits below were
+ * dropped ("round to odd"; the 1 that g's rounding up adds does not count). */
 static inline uint32_t sf_round_to_odd(uint64_t g, uint32_t cp)
 {
 	unsigned __int128 p = (unsigned __int128)g * cp;
