@@ -327,27 +327,32 @@ static const uint64_t sf_pow10[77] = {
 	UINT64_C(0xB35DBF821AE4F38C),	/* 10^45 */
 };
 
-/* g * cp / 2^64 rounded down, its lowest bit set when bits below were
- * dropped ("round to odd"; the 1 that g's rounding up adds does not count). */
-static inline uint32_t sf_round_to_odd(uint64_t g, uint32_t cp)
+/* g * cp: an end of f's rounding interval (or f), scaled, as a 64.64
+ * fixed-point number. */
+static inline unsigned __int128 sf_scaled(uint64_t g, uint32_t cp)
 {
-	unsigned __int128 p = (unsigned __int128)g * cp;
+	return (unsigned __int128)g * cp;
+}
+
+/* p's integer part, its lowest bit set when fraction bits were dropped
+ * ("round to odd"; the 1 that g's rounding up adds does not count). */
+static inline uint32_t sf_round_to_odd(unsigned __int128 p)
+{
 	uint32_t y1 = (uint32_t)(p >> 64), y0 = (uint32_t)(p >> 32);
 
 	return y1 | (y0 > 1);
 }
 
 /*
- * 1 when g * cp / 2^64, an end of f's rounding interval in the units where
- * the decimals of the answer's length are the multiples of 4, lies within
- * 2^-20 of one. Read through a double, a decimal moves by at most 2^-53 of
- * itself (under 2^-21 here: the scaled value is below 2^32), so only a
- * decimal that close to an end may read back through strtod and a cast
- * differently from strtof. The product is exact to 2^-30.
+ * 1 when p, an end of f's rounding interval in the units where the
+ * decimals of the answer's length are the multiples of 4, lies within 2^-20
+ * of one. Read through a double, a decimal moves by at most 2^-53 of itself
+ * (under 2^-21 here: the scaled value is below 2^32), so only a decimal that
+ * close to an end may read back through strtod and a cast differently from
+ * strtof. p is exact to 2^-30.
  */
-static inline int sf_near_grid(uint64_t g, uint32_t cp)
+static inline int sf_near_grid(unsigned __int128 p)
 {
-	unsigned __int128 p = (unsigned __int128)g * cp;
 	uint32_t y1 = (uint32_t)(p >> 64);
 	uint64_t frac = (uint64_t)p, eps = UINT64_C(1) << 44;
 
@@ -370,6 +375,7 @@ static uint32_t shortest_float(uint32_t bits, int *e10, int *near)
 	int32_t q, k, h;
 	int closer, even;
 	uint64_t g;
+	unsigned __int128 pl, pr;
 
 	if (ef) {
 		c = mf | 0x800000;
@@ -393,10 +399,12 @@ static uint32_t shortest_float(uint32_t bits, int *e10, int *near)
 	k = (q * 1262611 - (closer ? 524031 : 0)) >> 22;
 	h = q + ((-k * 1741647) >> 19) + 1;
 	g = sf_pow10[-k + 31];
-	vbl = sf_round_to_odd(g, cbl << h);
-	vb = sf_round_to_odd(g, cb << h);
-	vbr = sf_round_to_odd(g, cbr << h);
-	*near = sf_near_grid(g, cbl << h) || sf_near_grid(g, cbr << h);
+	pl = sf_scaled(g, cbl << h);
+	pr = sf_scaled(g, cbr << h);
+	vbl = sf_round_to_odd(pl);
+	vb = sf_round_to_odd(sf_scaled(g, cb << h));
+	vbr = sf_round_to_odd(pr);
+	*near = sf_near_grid(pl) || sf_near_grid(pr);
 	lo = vbl + !even;
 	hi = vbr - !even;
 	s = vb / 4;

@@ -174,7 +174,7 @@ START_TEST(test_float_digits_are_printf_rounding)
 
 		check_printf_rounding(float_of_bits((uint32_t)(r >> 32)));
 		/* few fraction bits: exact ties at 7 or 8 digits */
-		check_printf_rounding((float)ldexp((double)(r % 100000000), -(int)(r >> 40) % 12));
+		check_printf_rounding((float)ldexp((double)(r % 100000000), -(int)((r >> 40) % 12)));
 	}
 	ck_assert_str_eq(put_float_str(41.0390625f, out, sizeof(out)), "41.039062");
 	ck_assert_str_eq(put_float_str(339.453125f, out, sizeof(out)), "339.45312");
