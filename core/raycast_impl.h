@@ -8,10 +8,20 @@
 
 #include "mesh_impl.h"
 
-/* Rounding bound factor: 16 float ulps covers the matrix's own rounding, the
- * rounding of the segment ends and of the evaluation (a first-order sum of
- * at most 7 unit roundoffs, doubled for the second-order terms). */
-#define RC_GAMMA 0x1p-20f
+/* Rounding bound factor. With u = 2^-24 (a float's unit roundoff) and s, T
+ * as in raycast_kern.h, a segment end's local coordinate errs, to first
+ * order, by at most 9u (s P + T): its evaluation 4u (z: a product goes
+ * through one multiplication and three additions; u and v: 3u), the
+ * matrix's rounding to float 1u (each entry), and the end's own error up to
+ * 4u P per coordinate (rq_init: j = o - center rounds once, u P; k = j + L d
+ * adds j's error, the product's 2u P (|L d| <= 2P) and the sum's u P).
+ * 10u leaves room for the second-order terms, the matrix's double
+ * arithmetic (under 2^-29 relative: mesh.c's sliver limit bounds the
+ * cancellation in n_k) and the float evaluation of the bound (six
+ * roundings). Each lane that the bound leaves undecided costs an exact test
+ * and a fetch of its vertices (on the harness's bunny_sub4, 35 % of the
+ * closest-hit rays took one at 16u). */
+#define RC_GAMMA 0x1.4p-21f
 #define RC_EPS3 0x1.8p-23f	/* 3 unit roundoffs, for products */
 /* Absolute slack for underflow: a float operation whose result is subnormal
  * or zero errs by up to 2^-150 whatever its relative bound says; no bound

@@ -7,6 +7,7 @@
 #include <check.h>
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,6 +198,190 @@ START_TEST(kernels_match_brute_force_grid)
 	tmesh_grid(&t, 16, -8, 1, &r, _i ? 0.5f : 0);	/* flat: rays in the plane too */
 	check_mesh(&t, &r, 250, v3(0, 0, 0), 8);
 	tmesh_release(&t);
+}
+END_TEST
+
+/* ---- small triangles in a large mesh (a 12 x 12 bumpy grid of unit cells
+ * and one triangle 4000 away, so the segment ends' coordinates are
+ * thousands of cells, where the float test leaves the most lanes to the
+ * exact one), rays aimed within a few float errors of an edge, every kernel
+ * against the oracle. With RC_GAMMA at u/8 it fails (a closest hit or a hit
+ * count the oracle does not give); the errors that random rays meet stay
+ * far below the count that RC_GAMMA covers (next test), so no test of rays
+ * tells 10u from u/2: the count does. */
+START_TEST(near_edge_rays_leave_no_wrong_sign)
+{
+	struct rng r = { 27000 + (uint64_t)_i };
+	struct tmesh grid, t;
+	struct mesh *m;
+	const float far = 4000;
+
+	tmesh_grid(&grid, 12, -6, 1, &r, 0.4f);
+	t = grid;
+	t.nvert = grid.nvert + 3;
+	t.ntri = grid.ntri + 1;
+	t.xyz = malloc(sizeof(float) * 3 * t.nvert);
+	t.idx = malloc(sizeof(uint32_t) * 3 * t.ntri);
+	ck_assert_ptr_nonnull(t.xyz);
+	ck_assert_ptr_nonnull(t.idx);
+	memcpy(t.xyz, grid.xyz, sizeof(float) * 3 * grid.nvert);
+	memcpy(t.idx, grid.idx, sizeof(uint32_t) * 3 * grid.ntri);
+	{
+		float anchor[9] = { far, -far / 2, far, far + 1, -far / 2, far, far, -far / 2 + 1, far };
+		uint32_t v = (uint32_t)grid.nvert;
+
+		memcpy(t.xyz + 3 * grid.nvert, anchor, sizeof(anchor));
+		t.idx[3 * grid.ntri] = v;
+		t.idx[3 * grid.ntri + 1] = v + 1;
+		t.idx[3 * grid.ntri + 2] = v + 2;
+	}
+	m = build(&t);
+	for (int i = 0; i < 150; i++) {
+		const uint32_t *q = grid.idx + 3 * (rng_next(&r) % grid.ntri);
+		int e = (int)(rng_next(&r) % 3);
+		vec3 a = vert(&grid, q[e]), b = vert(&grid, q[(e + 1) % 3]);
+		double s = rng_range(&r, 0.05, 0.95), p[3], side[3], len;
+		double off = rng_range(&r, -30, 30) * 0x1p-24 * far;
+		vec3 target, d;
+		struct ray ray;
+
+		/* a point of edge ab, moved off it across the edge (in the xz plane) */
+		side[0] = -(double)(b.z - a.z);
+		side[1] = 0;
+		side[2] = (double)(b.x - a.x);
+		len = sqrt(side[0] * side[0] + side[2] * side[2]);
+		p[0] = a.x + s * (b.x - a.x) + off * side[0] / len;
+		p[1] = a.y + s * (b.y - a.y);
+		p[2] = a.z + s * (b.z - a.z) + off * side[2] / len;
+		target = v3((float)p[0], (float)p[1], (float)p[2]);
+		do {
+			d = rng_dir(&r);
+		} while (d.y < 0.3f);
+		ray.origin = v3_add(target, v3_scale(d, (float)rng_range(&r, 1, 3000)));
+		ray.dir = v3_normalize(v3_sub(target, ray.origin));
+		ray.tmax = i % 2 ? INFINITY : (float)rng_range(&r, 1, 6000);
+		check_ray(m, &t, ray, i % 4 == 1, 12, i);
+	}
+	mesh_unref(m);
+	free(t.xyz);
+	free(t.idx);
+	tmesh_release(&grid);
+}
+END_TEST
+
+/* ---- RC_GAMMA's count, measured: a segment end's local coordinates
+ * computed as the kernels compute them (the ends as rq_init rounds them,
+ * then each row in the kernels' order) against the same coordinates in long
+ * double from the float vertices (errors near 2^-64, and the matrix's
+ * cancellation near 2^-40 at the sliver limit: far below u). The first-order
+ * count in raycast_impl.h says at most 9u (s P + T); RC_GAMMA is 10u. */
+START_TEST(coordinate_errors_within_the_count)
+{
+	struct rng r = { 28000 + (uint64_t)_i };
+	struct tmesh grid, t;
+	struct mesh *m;
+	double worst = 0;
+	const long double u = 0x1p-24L;
+
+	tmesh_grid(&grid, 12, -6, _i ? 0.01f : 1, &r, _i ? 0.004f : 0.4f);
+	t = grid;
+	t.nvert = grid.nvert + 3;
+	t.ntri = grid.ntri + 1;
+	t.xyz = malloc(sizeof(float) * 3 * t.nvert);
+	t.idx = malloc(sizeof(uint32_t) * 3 * t.ntri);
+	ck_assert_ptr_nonnull(t.xyz);
+	ck_assert_ptr_nonnull(t.idx);
+	memcpy(t.xyz, grid.xyz, sizeof(float) * 3 * grid.nvert);
+	memcpy(t.idx, grid.idx, sizeof(uint32_t) * 3 * grid.ntri);
+	{
+		float anchor[9] = { 3000, -700, 2500, 3001, -700, 2500, 3000, -699, 2500 };
+		uint32_t v = (uint32_t)grid.nvert;
+
+		memcpy(t.xyz + 3 * grid.nvert, anchor, sizeof(anchor));
+		t.idx[3 * grid.ntri] = v;
+		t.idx[3 * grid.ntri + 1] = v + 1;
+		t.idx[3 * grid.ntri + 2] = v + 2;
+	}
+	m = build(&t);
+	for (int i = 0; i < 20000; i++) {
+		uint32_t rec = (uint32_t)(rng_next(&r) % m->nprim), id = prim_id(m, rec);
+		uint32_t tri = id >> PRIM_SHIFT;
+		int k = (int)(id & PRIM_AXIS_MASK), ii = (k + 1) % 3, jj = (k + 2) % 3;
+		vec3 o = v3((float)rng_range(&r, -4000, 4000), (float)rng_range(&r, -4000, 4000),
+			    (float)rng_range(&r, -4000, 4000));
+		vec3 d = rng_dir(&r), j, kk, a, b, c;
+		float L = (float)rng_range(&r, 0, 8000), f[2][3], mat[9], P, sc, T;
+		long double end[2][3], A[3], e1[3], e2[3], nk, R[3][3];
+
+		if (id & PRIM_EXACT)
+			continue;
+		for (int q = 0; q < 9; q++)
+			mat[q] = prim_mat(m, rec, q);
+		/* the ends as rq_init rounds them */
+		j = v3_sub(o, m->center);
+		kk = v3_add(j, v3_scale(d, L));
+		memcpy(f[0], &j, sizeof(f[0]));
+		memcpy(f[1], &kk, sizeof(f[1]));
+		P = 0;
+		for (int e = 0; e < 2; e++)
+			for (int q = 0; q < 3; q++)
+				P = fmaxf(P, fabsf(f[e][q]));
+		sc = fmaxf(fmaxf(fabsf(mat[0]) + fabsf(mat[1]), fabsf(mat[3]) + fabsf(mat[4])),
+			   fabsf(mat[6]) + fabsf(mat[7]) + 1);
+		T = fmaxf(fmaxf(fabsf(mat[2]), fabsf(mat[5])), fabsf(mat[8]));
+		/* the exact ends and the exact map, in long double */
+		a = vert(&t, t.idx[3 * tri]);
+		b = vert(&t, t.idx[3 * tri + 1]);
+		c = vert(&t, t.idx[3 * tri + 2]);
+		{
+			float of[3] = { o.x, o.y, o.z }, df[3] = { d.x, d.y, d.z };
+			float cf[3] = { m->center.x, m->center.y, m->center.z };
+			float af[3] = { a.x, a.y, a.z }, bf[3] = { b.x, b.y, b.z };
+			float cvf[3] = { c.x, c.y, c.z };
+
+			for (int q = 0; q < 3; q++) {
+				end[0][q] = (long double)of[q] - cf[q];
+				end[1][q] = end[0][q] + (long double)df[q] * L;
+				A[q] = (long double)af[q] - cf[q];
+				e1[q] = (long double)bf[q] - af[q];
+				e2[q] = (long double)cvf[q] - af[q];
+			}
+		}
+		/* rows of the inverse (mesh.c): e2 x e_k, e_k x e1, n; over n_k */
+		nk = e1[ii] * e2[jj] - e1[jj] * e2[ii];
+		R[0][0] = e2[jj] / nk;
+		R[0][1] = -e2[ii] / nk;
+		R[1][0] = -e1[jj] / nk;
+		R[1][1] = e1[ii] / nk;
+		R[2][0] = (e1[jj] * e2[k] - e1[k] * e2[jj]) / nk;
+		R[2][1] = (e1[k] * e2[ii] - e1[ii] * e2[k]) / nk;
+		for (int row = 0; row < 3; row++)
+			R[row][2] = -(R[row][0] * A[ii] + R[row][1] * A[jj] + (row == 2 ? A[k] : 0));
+		for (int e = 0; e < 2; e++) {
+			/* the kernels' order (raycast_kern.h) */
+			float uf = mat[0] * f[e][ii] + mat[1] * f[e][jj] + mat[2];
+			float vf = mat[3] * f[e][ii] + mat[4] * f[e][jj] + mat[5];
+			float zf = mat[6] * f[e][ii] + mat[7] * f[e][jj] + f[e][k] + mat[8];
+			long double ux = R[0][0] * end[e][ii] + R[0][1] * end[e][jj] + R[0][2];
+			long double vx = R[1][0] * end[e][ii] + R[1][1] * end[e][jj] + R[1][2];
+			long double zx = R[2][0] * end[e][ii] + R[2][1] * end[e][jj] + end[e][k] +
+					 R[2][2];
+			long double unit = u * ((long double)sc * P + T);
+			double err = (double)(fmaxl(fabsl(uf - ux), fmaxl(fabsl(vf - vx),
+									  fabsl(zf - zx))) / unit);
+
+			worst = fmax(worst, err);
+			ck_assert_msg(err <= 9, "prim %u: a coordinate off by %.2f u (s P + T)", rec,
+				      err);
+		}
+	}
+	fprintf(stderr, "coordinate_errors_within_the_count %d: worst %.2f u (s P + T) of 9\n", _i,
+		worst);
+	ck_assert(RC_GAMMA >= 0x1.2p-21f);	/* 9u, with room */
+	mesh_unref(m);
+	free(t.xyz);
+	free(t.idx);
+	tmesh_release(&grid);
 }
 END_TEST
 
@@ -513,6 +698,8 @@ static Suite *kernels_suite(void)
 	tc = tcase_create("range");
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, scale_sweep_numeric_and_exact, 0, 4);
+	tcase_add_loop_test(tc, near_edge_rays_leave_no_wrong_sign, 0, 4);
+	tcase_add_loop_test(tc, coordinate_errors_within_the_count, 0, 2);
 	tcase_add_test(tc, huge_triangle_through_vertex);
 	suite_add_tcase(s, tc);
 	return s;
