@@ -201,6 +201,30 @@ START_TEST(kernels_match_brute_force_grid)
 }
 END_TEST
 
+/* A 12 x 12 bumpy grid of cells of size cell (grid), and t: the grid and
+ * one triangle far (far_tri: its vertices) that widens the mesh's box. */
+static void grid_and_far_triangle(struct tmesh *grid, struct tmesh *t, struct rng *r, float cell,
+				  float amp, const float far_tri[9])
+{
+	uint32_t v;
+
+	tmesh_grid(grid, 12, -6, cell, r, amp);
+	*t = *grid;
+	t->nvert = grid->nvert + 3;
+	t->ntri = grid->ntri + 1;
+	t->xyz = malloc(sizeof(float) * 3 * t->nvert);
+	t->idx = malloc(sizeof(uint32_t) * 3 * t->ntri);
+	ck_assert_ptr_nonnull(t->xyz);
+	ck_assert_ptr_nonnull(t->idx);
+	memcpy(t->xyz, grid->xyz, sizeof(float) * 3 * grid->nvert);
+	memcpy(t->idx, grid->idx, sizeof(uint32_t) * 3 * grid->ntri);
+	memcpy(t->xyz + 3 * grid->nvert, far_tri, sizeof(float) * 9);
+	v = (uint32_t)grid->nvert;
+	t->idx[3 * grid->ntri] = v;
+	t->idx[3 * grid->ntri + 1] = v + 1;
+	t->idx[3 * grid->ntri + 2] = v + 2;
+}
+
 /* ---- small triangles in a large mesh (a 12 x 12 bumpy grid of unit cells
  * and one triangle 4000 away, so the segment ends' coordinates are
  * thousands of cells, where the float test leaves the most lanes to the
@@ -215,26 +239,9 @@ START_TEST(near_edge_rays_leave_no_wrong_sign)
 	struct tmesh grid, t;
 	struct mesh *m;
 	const float far = 4000;
+	const float far_tri[9] = { far, -far / 2, far, far + 1, -far / 2, far, far, -far / 2 + 1, far };
 
-	tmesh_grid(&grid, 12, -6, 1, &r, 0.4f);
-	t = grid;
-	t.nvert = grid.nvert + 3;
-	t.ntri = grid.ntri + 1;
-	t.xyz = malloc(sizeof(float) * 3 * t.nvert);
-	t.idx = malloc(sizeof(uint32_t) * 3 * t.ntri);
-	ck_assert_ptr_nonnull(t.xyz);
-	ck_assert_ptr_nonnull(t.idx);
-	memcpy(t.xyz, grid.xyz, sizeof(float) * 3 * grid.nvert);
-	memcpy(t.idx, grid.idx, sizeof(uint32_t) * 3 * grid.ntri);
-	{
-		float anchor[9] = { far, -far / 2, far, far + 1, -far / 2, far, far, -far / 2 + 1, far };
-		uint32_t v = (uint32_t)grid.nvert;
-
-		memcpy(t.xyz + 3 * grid.nvert, anchor, sizeof(anchor));
-		t.idx[3 * grid.ntri] = v;
-		t.idx[3 * grid.ntri + 1] = v + 1;
-		t.idx[3 * grid.ntri + 2] = v + 2;
-	}
+	grid_and_far_triangle(&grid, &t, &r, 1, 0.4f, far_tri);
 	m = build(&t);
 	for (int i = 0; i < 150; i++) {
 		const uint32_t *q = grid.idx + 3 * (rng_next(&r) % grid.ntri);
@@ -282,26 +289,9 @@ START_TEST(coordinate_errors_within_the_count)
 	struct mesh *m;
 	double worst = 0;
 	const long double u = 0x1p-24L;
+	const float far_tri[9] = { 3000, -700, 2500, 3001, -700, 2500, 3000, -699, 2500 };
 
-	tmesh_grid(&grid, 12, -6, _i ? 0.01f : 1, &r, _i ? 0.004f : 0.4f);
-	t = grid;
-	t.nvert = grid.nvert + 3;
-	t.ntri = grid.ntri + 1;
-	t.xyz = malloc(sizeof(float) * 3 * t.nvert);
-	t.idx = malloc(sizeof(uint32_t) * 3 * t.ntri);
-	ck_assert_ptr_nonnull(t.xyz);
-	ck_assert_ptr_nonnull(t.idx);
-	memcpy(t.xyz, grid.xyz, sizeof(float) * 3 * grid.nvert);
-	memcpy(t.idx, grid.idx, sizeof(uint32_t) * 3 * grid.ntri);
-	{
-		float anchor[9] = { 3000, -700, 2500, 3001, -700, 2500, 3000, -699, 2500 };
-		uint32_t v = (uint32_t)grid.nvert;
-
-		memcpy(t.xyz + 3 * grid.nvert, anchor, sizeof(anchor));
-		t.idx[3 * grid.ntri] = v;
-		t.idx[3 * grid.ntri + 1] = v + 1;
-		t.idx[3 * grid.ntri + 2] = v + 2;
-	}
+	grid_and_far_triangle(&grid, &t, &r, _i ? 0.01f : 1, _i ? 0.004f : 0.4f, far_tri);
 	m = build(&t);
 	for (int i = 0; i < 20000; i++) {
 		uint32_t rec = (uint32_t)(rng_next(&r) % m->nprim), id = prim_id(m, rec);
