@@ -20,7 +20,7 @@
  * cancellation in n_k) and the float evaluation of the bound (six
  * roundings). Each lane that the bound leaves undecided costs an exact test
  * and a fetch of its vertices (on the harness's bunny_sub4, 35 % of the
- * closest-hit rays took one at 16u). */
+ * closest-hit rays took one at 16u, 23 % at 10u). */
 #define RC_GAMMA 0x1.4p-21f
 #define RC_EPS3 0x1.8p-23f	/* 3 unit roundoffs, for products */
 /* Absolute slack for underflow: a float operation whose result is subnormal
