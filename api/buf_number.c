@@ -441,18 +441,20 @@ static size_t format_float(char *out, float f, int *nd)
 	n = shortest_float(bits & 0x7fffffff, &e10, &near);
 	if (near) {
 		/* one float in a million or so: both readings checked */
-		uint64_t m = shortest_printf((double)f, 1, 1, 9, nd, &e10);
-
-		return format_decimal(out, signbit(f) != 0, fill_digits(buf, m, *nd), *nd, e10);
+		n = (uint32_t)shortest_printf((double)f, 1, 1, 9, nd, &e10);	/* <= 9 digits */
+	} else {
+		/* 32-bit: strip_zeros' 64-bit division costs a few more */
+		while (n % 10 == 0) {
+			n /= 10;
+			e10++;
+		}
+		/* digits: floor(log10(2) * bit length), plus one at or past its
+		 * power; e10 from the last digit's exponent to the first's */
+		t = ((32 - __builtin_clz(n)) * 1233) >> 12;
+		*nd = t + (n >= pow10_u64[t]);
+		e10 += *nd - 1;
 	}
-	while (n % 10 == 0) {
-		n /= 10;
-		e10++;
-	}
-	/* digits: floor(log10(2) * bit length), plus one at or past its power */
-	t = ((32 - __builtin_clz(n)) * 1233) >> 12;
-	*nd = t + (n >= pow10_u64[t]);
-	return format_decimal(out, signbit(f) != 0, fill_digits(buf, n, *nd), *nd, e10 + *nd - 1);
+	return format_decimal(out, signbit(f) != 0, fill_digits(buf, n, *nd), *nd, e10);
 }
 
 size_t buf_format_float(char *out, float f)
