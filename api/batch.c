@@ -313,6 +313,8 @@ static enum core_result run_split(struct batch_pool *p, const struct batch_job *
 	struct chunk *ch, *c;
 	char *scratch = NULL;
 
+	if (job->group > 1)
+		per = (per + job->group - 1) / job->group * job->group;	/* trailing chunks may be empty */
 	/* sizeof(*ch) is a multiple of CACHE_LINE; nchunks is small */
 	ch = aligned_alloc(CACHE_LINE, nchunks * sizeof(*ch));
 	if (ch)
@@ -435,7 +437,7 @@ static void pair_run(struct batch_pool *pool, void (*fn)(void *), void *arg0, vo
 {
 	struct pair pr = { fn, { arg0, arg1 } };
 	/* two items, two chunks: split_min 2 cuts chunks of one item */
-	struct batch_job job = { 2, BATCH_BINARY, 0, 0, pair_item, &pr, 2, warm_after };
+	struct batch_job job = { 2, BATCH_BINARY, 0, 0, pair_item, &pr, 2, warm_after, 0 };
 	struct buf none;
 	size_t failed;
 

@@ -52,6 +52,10 @@ struct batch_job {
 	 * of them spins afterwards too, as batch_pool_warm leaves it, ready for
 	 * the next batch's chunks (2: it sleeps again at once) */
 	int warm_after;
+	/* Nonzero: a split cuts chunks at multiples of group, so that an item
+	 * callback answering items in groups (the group's first item casts
+	 * them all into its scratch) meets each group whole in one chunk. */
+	size_t group;
 };
 
 /* The default split_min: about a millisecond of mesh rays. */

@@ -17,6 +17,28 @@ struct query_run {
 	const struct query *q;
 	const struct mesh *mesh;	/* NULL: boxes only */
 	const struct xform *xf;		/* NULL: the mesh is placed at the origin */
+	int grouped;			/* mesh rays answered in groups (cast_grouped) */
+};
+
+/*
+ * Rays of a batch against a large mesh are cast MESH_GROUP at a time: the
+ * group's first item casts them all (mesh_query_batch interleaves their
+ * walks through the BVH, which on a mesh larger than the caches answers
+ * 1.2-1.7x as many rays a second), the others read their answer from the
+ * item's scratch; the batch driver keeps each group in one chunk
+ * (batch_job.group). Batches of fewer than MESH_GROUP_MIN rays are cast one
+ * by one.
+ */
+#define MESH_GROUP 256
+#define MESH_GROUP_MIN 16
+
+struct mesh_group {
+	struct qray rays[MESH_GROUP];	/* binary batches: the decoded records */
+	struct ray local[MESH_GROUP];
+	struct hit hits[MESH_GROUP];
+	struct world_hit out[MESH_GROUP];
+	uint32_t nh[MESH_GROUP];
+	enum core_result res[MESH_GROUP];
 };
 
 /* An item's scratch: room for max_hits core hits, their world hits and, for
@@ -43,6 +65,34 @@ static enum core_result cast(const struct query_run *run, const struct qray *r, 
 	return mesh_query(run->mesh, run->xf, r, &o, hits, *wh, nh, total);
 }
 
+/* Item i's answer from its group's (cast when i is the group's first). */
+static enum core_result cast_grouped(const struct query_run *run, size_t i, void *scratch,
+				     struct world_hit **wh, uint32_t *nh)
+{
+	struct mesh_group *g = scratch;
+	size_t k = i % MESH_GROUP;
+
+	if (k == 0) {
+		const struct query *q = run->q;
+		size_t n = q->n - i < MESH_GROUP ? q->n - i : MESH_GROUP;
+		struct mesh_query_room room = { g->local, g->hits };
+		enum core_result res;
+
+		if (!q->rays)
+			for (size_t j = 0; j < n; j++)
+				binary_ray(q, i + j, &g->rays[j]);
+		res = mesh_query_batch(run->mesh, run->xf, q->rays ? q->rays + i : g->rays, n,
+				       &q->opts, &room, g->out, g->nh, g->res);
+		if (res != CORE_OK)
+			return res;
+	}
+	if (g->res[k] != CORE_OK)
+		return g->res[k];
+	*wh = &g->out[k];
+	*nh = g->nh[k];
+	return CORE_OK;
+}
+
 /* raycast / segment, JSON: a hit, a miss, or mode all's list. */
 static enum core_result item_mesh_json(const void *cls, size_t i, void *scratch, struct buf *b)
 {
@@ -52,7 +102,10 @@ static enum core_result item_mesh_json(const void *cls, size_t i, void *scratch,
 	uint32_t nh = 0, total = 0;
 	enum core_result res;
 
-	res = cast(run, &q->rays[i], scratch, &wh, &nh, &total);
+	if (run->grouped)
+		res = cast_grouped(run, i, scratch, &wh, &nh);
+	else
+		res = cast(run, &q->rays[i], scratch, &wh, &nh, &total);
 	if (res != CORE_OK)
 		return res;
 	if (q->opts.mode == HIT_ALL)
@@ -73,8 +126,12 @@ static enum core_result item_mesh_binary(const void *cls, size_t i, void *scratc
 	uint32_t nh = 0;
 	enum core_result res;
 
-	binary_ray(run->q, i, &ray);
-	res = cast(run, &ray, scratch, &wh, &nh, NULL);
+	if (run->grouped) {
+		res = cast_grouped(run, i, scratch, &wh, &nh);
+	} else {
+		binary_ray(run->q, i, &ray);
+		res = cast(run, &ray, scratch, &wh, &nh, NULL);
+	}
 	if (res != CORE_OK)
 		return res;
 	encode_binary_hit(b, nh ? (int32_t)wh[0].triangle : -1, nh ? wh[0].distance : INFINITY);
@@ -179,8 +236,8 @@ static void answer_query(const struct api_ctx *ctx, const struct query *q, const
 			 batch_item_fn item, enum batch_framing framing, size_t answer_bytes,
 			 struct api_response *resp)
 {
-	struct query_run run = { q, NULL, q->has_xform ? &q->xf : NULL };
-	struct batch_job job = { q->n, framing, answer_bytes, 0, item, &run, 0, 0 };
+	struct query_run run = { q, NULL, q->has_xform ? &q->xf : NULL, 0 };
+	struct batch_job job = { q->n, framing, answer_bytes, 0, item, &run, 0, 0, 0 };
 	struct mesh *mesh = NULL;
 	enum core_result r;
 	size_t failed;
@@ -197,6 +254,17 @@ static void answer_query(const struct api_ctx *ctx, const struct query *q, const
 		}
 		run.mesh = mesh;
 		job.scratch_bytes = mesh_scratch_bytes(q);
+		if ((item == item_mesh_json || item == item_mesh_binary) &&
+		    q->opts.mode != HIT_ALL && q->n >= MESH_GROUP_MIN) {
+			struct mesh_info mi;
+
+			mesh_get_info(mesh, &mi);
+			if (mi.memory_bytes >= MESH_BATCH_WALK_BYTES) {
+				run.grouped = 1;
+				job.group = MESH_GROUP;
+				job.scratch_bytes = sizeof(struct mesh_group);
+			}
+		}
 	}
 	r = batch_run(ctx->pool, &job, &resp->body, &failed);
 	store_read_end();

@@ -437,7 +437,7 @@ static void world_query(const struct api_ctx *ctx, const struct api_request *req
 	}
 	job = (struct batch_job){ q.n, q.batch ? BATCH_JSON : BATCH_ONE, ENCODE_HIT_BYTES,
 				  (q.mode == HIT_ALL ? q.max_hits : 1) * sizeof(struct world_shot_hit),
-				  shot_item, &run, WORLD_SPLIT_MIN, 0 };
+				  shot_item, &run, WORLD_SPLIT_MIN, 0, 0 };
 	r = batch_run(ctx->pool, &job, &resp->body, &failed);
 	if (r == CORE_ERANGE) {
 		if (q.batch)

@@ -5,6 +5,10 @@
  *
  *   collisiond-bench --obj M.obj --rays R.rays [--outdir DIR] [--tag NAME]
  *                    [--reps 5] [--split K] [--warmup 100000] [--limit N] [--no-anyhit]
+ *                    [--batch N]
+ *
+ * --batch: rays per batch, as a client sends them to the daemon (default
+ * 65536, the daemon's --max-batch; 1: every ray alone, in file order).
  */
 #include <errno.h>
 #include <math.h>
@@ -84,23 +88,62 @@ static struct ray to_ray(const struct rec_ray *r)
 	return q;
 }
 
-/* One pass over rays [a, b); closest hits go to out when not NULL. */
+/* A batch's rays and answers. */
+struct batch_room {
+	struct ray *rays;
+	struct hit *hits;
+	uint32_t *n;
+	enum core_result *res;
+};
+
+/* Ray q (number i); its closest hit goes to out[i] when out is not NULL. */
+static size_t cast_one(const struct mesh *m, const struct ray *q, size_t i,
+		       const struct query_opts *opts, struct rec_hit *out)
+{
+	struct hit h;
+	uint32_t n = 0;
+
+	mesh_raycast(m, q, opts, &h, &n, NULL);
+	if (out) {
+		out[i].tri = n ? (int32_t)h.triangle : -1;
+		out[i].t = n ? h.t : INFINITY;
+	}
+	return n;
+}
+
+/*
+ * One pass over rays [a, b), cut into batches of `batch` rays as a client
+ * of the daemon sends them: batch 1 casts every ray alone (mesh_raycast),
+ * a larger one goes through mesh_raycast_batch as the daemon's batches do.
+ * Closest hits go to out when not NULL; room holds batch rays, hits and
+ * counts.
+ */
 static size_t pass(const struct mesh *m, const struct rec_ray *rays, size_t a, size_t b,
-		   enum hit_mode mode, struct rec_hit *out)
+		   enum hit_mode mode, struct rec_hit *out, size_t batch, struct batch_room *room)
 {
 	struct query_opts opts = { .mode = mode, .max_hits = 1 };
 	size_t hits = 0;
 
-	for (size_t i = a; i < b; i++) {
-		struct ray q = to_ray(&rays[i]);
-		struct hit h;
-		uint32_t n = 0;
+	for (size_t s = a; s < b; s += batch) {
+		size_t e = b - s < batch ? b : s + batch;
 
-		mesh_raycast(m, &q, &opts, &h, &n, NULL);
-		hits += n;
-		if (out) {
-			out[i].tri = n ? (int32_t)h.triangle : -1;
-			out[i].t = n ? h.t : INFINITY;
+		if (batch == 1) {
+			struct ray q = to_ray(&rays[s]);
+
+			hits += cast_one(m, &q, s, &opts, out);
+			continue;
+		}
+		for (size_t i = s; i < e; i++)
+			room->rays[i - s] = to_ray(&rays[i]);
+		mesh_raycast_batch(m, room->rays, e - s, &opts, room->hits, room->n, room->res);
+		for (size_t i = s; i < e; i++) {
+			uint32_t n = room->n[i - s];
+
+			hits += n;
+			if (out) {
+				out[i].tri = n ? (int32_t)room->hits[i - s].triangle : -1;
+				out[i].t = n ? room->hits[i - s].t : INFINITY;
+			}
 		}
 	}
 	return hits;
@@ -136,7 +179,8 @@ int main(int argc, char **argv)
 {
 	const char *obj = NULL, *raysf = NULL, *outdir = "results", *tag = NULL;
 	int reps = 5, do_any = 1;
-	size_t warmup = 100000, limit = 0, split = 0, n, len;
+	size_t warmup = 100000, limit = 0, split = 0, batch = 65536, n, len;
+	struct batch_room room;
 	char tagbuf[256], path[4096];
 	struct api_fail fail;
 	struct mesh_data md = { 0 };
@@ -176,6 +220,8 @@ int main(int argc, char **argv)
 			warmup = strtoul(v, NULL, 10);
 		else if (!strcmp(k, "--limit"))
 			limit = strtoul(v, NULL, 10);
+		else if (!strcmp(k, "--batch"))
+			batch = strtoul(v, NULL, 10) ? strtoul(v, NULL, 10) : 1;
 		else if (!strcmp(k, "--split"))
 			split = strtoul(v, NULL, 10);
 		else if (!strcmp(k, "--engines"))
@@ -201,7 +247,13 @@ int main(int argc, char **argv)
 	if (split >= n)
 		split = 0;
 	hits = calloc(n ? n : 1, sizeof(*hits));
-	if (!hits)
+	if (batch > (n ? n : 1))
+		batch = n ? n : 1;
+	room.rays = malloc(batch * sizeof(*room.rays));
+	room.hits = malloc(batch * sizeof(*room.hits));
+	room.n = malloc(batch * sizeof(*room.n));
+	room.res = malloc(batch * sizeof(*room.res));
+	if (!hits || !room.rays || !room.hits || !room.n || !room.res)
 		die("out of memory", NULL);
 
 	nb = reps < 3 ? 3 : reps > 5 ? 5 : reps;
@@ -223,13 +275,13 @@ int main(int argc, char **argv)
 	fprintf(stderr, "# %s: %zu vertices, %zu triangles (%zu degenerate); %zu rays from %s\n",
 		obj, info.vertices, info.triangles, info.degenerate, n, raysf);
 
-	pass(m, rays, 0, warmup < n ? warmup : n, HIT_CLOSEST, NULL);
+	pass(m, rays, 0, warmup < n ? warmup : n, HIT_CLOSEST, NULL, batch, &room);
 	for (int r = 0; r < reps; r++) {
 		double t0 = now_s(), t1, t2;
 
-		nhits_a = pass(m, rays, 0, split, HIT_CLOSEST, hits);
+		nhits_a = pass(m, rays, 0, split, HIT_CLOSEST, hits, batch, &room);
 		t1 = now_s();
-		nhits = nhits_a + pass(m, rays, split, n, HIT_CLOSEST, hits);
+		nhits = nhits_a + pass(m, rays, split, n, HIT_CLOSEST, hits, batch, &room);
 		t2 = now_s();
 		tc[r] = t2 - t0;
 		tca[r] = t1 - t0;
@@ -239,9 +291,9 @@ int main(int argc, char **argv)
 		for (int r = 0; r < reps; r++) {
 			double t0 = now_s(), t1, t2;
 
-			nany = pass(m, rays, 0, split, HIT_ANY, NULL);
+			nany = pass(m, rays, 0, split, HIT_ANY, NULL, batch, &room);
 			t1 = now_s();
-			nany += pass(m, rays, split, n, HIT_ANY, NULL);
+			nany += pass(m, rays, split, n, HIT_ANY, NULL, batch, &room);
 			t2 = now_s();
 			ta[r] = t2 - t0;
 			taa[r] = t1 - t0;
@@ -264,15 +316,19 @@ int main(int argc, char **argv)
 		       "matrices, ids, BVH\",\"closest_rps\":%.0f,\"closest_rps_a\":%.0f,"
 		       "\"closest_rps_b\":%.0f,\"anyhit_rps\":%.0f,\"anyhit_rps_a\":%.0f,"
 		       "\"anyhit_rps_b\":%.0f,\"hits\":%zu,\"hits_a\":%zu,\"anyhits\":%zu,\"reps\":%d,"
-		       "\"hits_file\":\"%s\"}\n",
+		       "\"batch\":%zu,\"hits_file\":\"%s\"}\n",
 		       tag, info.triangles, n, split, median(tb, nb), info.memory_bytes, bpt, rss_delta,
 		       mc > 0 ? n / mc : 0, mca > 0 ? split / mca : 0, mcb > 0 ? (n - split) / mcb : 0,
 		       ma > 0 ? n / ma : 0, maa > 0 ? split / maa : 0, mab > 0 ? (n - split) / mab : 0,
-		       nhits, nhits_a, nany, reps, path);
+		       nhits, nhits_a, nany, reps, batch, path);
 	}
 	mesh_unref(m);
 	mesh_data_release(&md);
 	free(rays);
 	free(hits);
+	free(room.rays);
+	free(room.hits);
+	free(room.n);
+	free(room.res);
 	return 0;
 }

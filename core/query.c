@@ -63,6 +63,25 @@ static vec3 placed_normal(const struct mesh *m, const struct xform *xf, uint32_t
 	return v3((float)(n[0] / len), (float)(n[1] / len), (float)(n[2] / len));
 }
 
+/* Mesh-space hit h of ray r as a world hit. */
+static void world_hit_of(const struct mesh *m, const struct xform *xf, const struct qray *r,
+			 const struct hit *h, struct world_hit *w)
+{
+	w->distance = h->t;
+	w->point = qray_point(r, h->t);
+	w->normal = xf ? placed_normal(m, xf, h->triangle, h->normal) : h->normal;
+	w->triangle = h->triangle;
+	w->u = h->u;
+	w->v = h->v;
+	w->front_face = h->front_face;
+	w->fraction = 0;
+	if (r->length > 0) {
+		double fr = h->t / r->length;
+
+		w->fraction = (float)(fr < 0 ? 0 : fr > 1 ? 1 : fr);
+	}
+}
+
 enum core_result mesh_query(const struct mesh *m, const struct xform *xf, const struct qray *r,
 			    const struct query_opts *opts, struct hit *scratch,
 			    struct world_hit *out, uint32_t *n, uint32_t *total)
@@ -76,23 +95,27 @@ enum core_result mesh_query(const struct mesh *m, const struct xform *xf, const 
 	res = mesh_raycast(m, &local, &o, scratch, n, total);
 	if (res != CORE_OK)
 		return res;
-	for (k = 0; k < *n; k++) {
-		const struct hit *h = &scratch[k];
-		struct world_hit *w = &out[k];
+	for (k = 0; k < *n; k++)
+		world_hit_of(m, xf, r, &scratch[k], &out[k]);
+	return CORE_OK;
+}
 
-		w->distance = h->t;
-		w->point = qray_point(r, h->t);
-		w->normal = xf ? placed_normal(m, xf, h->triangle, h->normal) : h->normal;
-		w->triangle = h->triangle;
-		w->u = h->u;
-		w->v = h->v;
-		w->front_face = h->front_face;
-		w->fraction = 0;
-		if (r->length > 0) {
-			double fr = h->t / r->length;
+enum core_result mesh_query_batch(const struct mesh *m, const struct xform *xf,
+				  const struct qray *r, size_t n, const struct query_opts *opts,
+				  struct mesh_query_room *room, struct world_hit *out, uint32_t *nh,
+				  enum core_result *res)
+{
+	struct query_opts o = *opts;
+	enum core_result rc;
 
-			w->fraction = (float)(fr < 0 ? 0 : fr > 1 ? 1 : fr);
-		}
-	}
+	o.flip_winding = xf && xf->det < 0;
+	for (size_t i = 0; i < n; i++)
+		room->local[i] = xf ? xform_ray_to_local(xf, &r[i].ray) : r[i].ray;
+	rc = mesh_raycast_batch(m, room->local, n, &o, room->hits, nh, res);
+	if (rc != CORE_OK)
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		if (res[i] == CORE_OK && nh[i])
+			world_hit_of(m, xf, &r[i], &room->hits[i], &out[i]);
 	return CORE_OK;
 }

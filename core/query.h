@@ -56,4 +56,22 @@ enum core_result mesh_query(const struct mesh *m, const struct xform *xf, const 
 			    const struct query_opts *opts, struct hit *scratch,
 			    struct world_hit *out, uint32_t *n, uint32_t *total);
 
+/* Room for mesh_query_batch: n mesh-space rays and hits (the caller's, so
+ * that nothing is allocated per batch). */
+struct mesh_query_room {
+	struct ray *local;
+	struct hit *hits;
+};
+
+/*
+ * mesh_query for r[0..n) at once, closest or any hit (CORE_EINVAL for
+ * HIT_ALL): out[i], nh[i] (0 or 1) and res[i] are what mesh_query answers
+ * for r[i] alone, bit for bit (out[i] written only for a hit). The rays'
+ * walks through the BVH are interleaved on large meshes (mesh_raycast_batch).
+ */
+enum core_result mesh_query_batch(const struct mesh *m, const struct xform *xf,
+				  const struct qray *r, size_t n, const struct query_opts *opts,
+				  struct mesh_query_room *room, struct world_hit *out, uint32_t *nh,
+				  enum core_result *res);
+
 #endif

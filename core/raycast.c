@@ -270,6 +270,21 @@ int rc_isa_supported(enum rc_isa isa)
 	}
 }
 
+/* The fastest kernel this CPU runs. */
+static enum rc_isa best_isa(void)
+{
+	return rc_isa_supported(RC_ISA_AVX512) ? RC_ISA_AVX512 :
+	       rc_isa_supported(RC_ISA_AVX2) ? RC_ISA_AVX2 :
+	       rc_isa_supported(RC_ISA_SSE2) ? RC_ISA_SSE2 : RC_ISA_SCALAR;
+}
+
+/* mesh_raycast's rule for a ray it answers at all. */
+static int ray_valid(const struct ray *ray)
+{
+	return v3_isfinite(ray->origin) && v3_isfinite(ray->dir) && !isnan(ray->tmax) &&
+	       ray->tmax > 0 && !(ray->dir.x == 0 && ray->dir.y == 0 && ray->dir.z == 0);
+}
+
 enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 				  const struct query_opts *opts, struct hit *hits,
 				  uint32_t *nhits, uint32_t *total, enum rc_isa isa)
@@ -282,15 +297,12 @@ enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 	*nhits = 0;
 	if (total)
 		*total = 0;
-	if (!v3_isfinite(ray->origin) || !v3_isfinite(ray->dir) || isnan(ray->tmax) ||
-	    !(ray->tmax > 0) || (ray->dir.x == 0 && ray->dir.y == 0 && ray->dir.z == 0))
+	if (!ray_valid(ray))
 		return CORE_EINVAL;
 	if (opts->mode == HIT_ALL && opts->max_hits == 0)
 		return CORE_EINVAL;
 	if (isa == RC_ISA_AUTO)
-		isa = rc_isa_supported(RC_ISA_AVX512) ? RC_ISA_AVX512 :
-		      rc_isa_supported(RC_ISA_AVX2) ? RC_ISA_AVX2 :
-		      rc_isa_supported(RC_ISA_SSE2) ? RC_ISA_SSE2 : RC_ISA_SCALAR;
+		isa = best_isa();
 	else if (!rc_isa_supported(isa))
 		return CORE_EINVAL;
 	if (m->nprim == 0 || !rq_init(&q, m, ray, opts))
@@ -339,4 +351,67 @@ enum core_result mesh_raycast(const struct mesh *m, const struct ray *ray,
 			      uint32_t *nhits, uint32_t *total)
 {
 	return mesh_raycast_isa(m, ray, opts, hits, nhits, total, RC_ISA_AUTO);
+}
+
+
+/* Rays a batch's walks are started from at once: their rq and collectors
+ * live on the stack (about 300 bytes a ray). */
+#define RC_BATCH_CHUNK 64
+
+enum core_result mesh_raycast_batch_isa(const struct mesh *m, const struct ray *rays, size_t n,
+					const struct query_opts *opts, struct hit *hits,
+					uint32_t *nhits, enum core_result *res, enum rc_isa isa,
+					int walks)
+{
+	struct rq q[RC_BATCH_CHUNK];
+	struct collector cl[RC_BATCH_CHUNK];
+	uint32_t at[RC_BATCH_CHUNK];
+
+	if (opts->mode == HIT_ALL)
+		return CORE_EINVAL;
+	if (isa == RC_ISA_AUTO)
+		isa = best_isa();
+	else if (!rc_isa_supported(isa))
+		return CORE_EINVAL;
+	if (walks == 0)
+		walks = m->memory_bytes < MESH_BATCH_WALK_BYTES ? 1 : RC_WALKS;
+	if (walks == 1) {
+		for (size_t i = 0; i < n; i++)
+			res[i] = mesh_raycast_isa(m, &rays[i], opts, &hits[i], &nhits[i], NULL, isa);
+		return CORE_OK;
+	}
+	for (size_t s = 0; s < n; s += RC_BATCH_CHUNK) {
+		size_t e = n - s < RC_BATCH_CHUNK ? n : s + RC_BATCH_CHUNK, k = 0;
+
+		for (size_t i = s; i < e; i++) {
+			nhits[i] = 0;
+			res[i] = ray_valid(&rays[i]) ? CORE_OK : CORE_EINVAL;
+			if (res[i] == CORE_OK && m->nprim && rq_init(&q[k], m, &rays[i], opts)) {
+				cl[k] = (struct collector){ .mode = opts->mode };
+				at[k++] = (uint32_t)(i - s);
+			}
+		}
+		if (isa == RC_ISA_AVX512)
+			rc_traverse_many_avx512(m, q, cl, k);
+		else if (isa == RC_ISA_AVX2)
+			rc_traverse_many_avx2(m, q, cl, k);
+		else if (isa == RC_ISA_SSE2)
+			rc_traverse_many_sse2(m, q, cl, k);
+		else
+			rc_traverse_many_scalar(m, q, cl, k);
+		for (size_t j = 0; j < k; j++) {
+			if (!cl[j].found)
+				continue;
+			fill_hit(m, &q[j], &cl[j].best, &hits[s + at[j]]);
+			nhits[s + at[j]] = 1;
+		}
+	}
+	return CORE_OK;
+}
+
+enum core_result mesh_raycast_batch(const struct mesh *m, const struct ray *rays, size_t n,
+				    const struct query_opts *opts, struct hit *hits,
+				    uint32_t *nhits, enum core_result *res)
+{
+	return mesh_raycast_batch_isa(m, rays, n, opts, hits, nhits, res, RC_ISA_AUTO, 0);
 }

@@ -119,6 +119,25 @@ void rc_traverse_sse2(const struct mesh *m, const struct rq *q, struct collector
 void rc_traverse_avx2(const struct mesh *m, const struct rq *q, struct collector *cl);
 void rc_traverse_avx512(const struct mesh *m, const struct rq *q, struct collector *cl);
 
+/*
+ * Walks interleaved by rc_traverse_many_*: a query's next node or leaf is
+ * prefetched, then the other walks take a step each before it is read.
+ * Measured (interleaved pairs, 65536-ray batches against one ray at a time,
+ * AVX-512 kernel): 4 walks 1.27x closest on level, 8 walks 1.08x more, 12
+ * and 16 no better than 8.
+ */
+#define RC_WALKS 8
+/* The kernels for q[0..n) and cl[0..n): the answers of rc_traverse_* on
+ * each pair, the walks interleaved. */
+void rc_traverse_many_scalar(const struct mesh *m, const struct rq *q, struct collector *cl,
+			     size_t n);
+void rc_traverse_many_sse2(const struct mesh *m, const struct rq *q, struct collector *cl,
+			   size_t n);
+void rc_traverse_many_avx2(const struct mesh *m, const struct rq *q, struct collector *cl,
+			   size_t n);
+void rc_traverse_many_avx512(const struct mesh *m, const struct rq *q, struct collector *cl,
+			     size_t n);
+
 enum rc_isa { RC_ISA_AUTO, RC_ISA_SCALAR, RC_ISA_SSE2, RC_ISA_AVX2, RC_ISA_AVX512 };
 
 /* 1 when this CPU runs isa's kernel (AUTO and SCALAR: always). */
@@ -128,5 +147,12 @@ int rc_isa_supported(enum rc_isa isa);
 enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 				  const struct query_opts *opts, struct hit *hits,
 				  uint32_t *nhits, uint32_t *total, enum rc_isa isa);
+/* mesh_raycast_batch with a chosen kernel and, walks 1, one walk at a time
+ * (a loop of mesh_raycast_isa), or RC_WALKS walks interleaved whatever the
+ * mesh's size; walks 0: as mesh_raycast_batch chooses. */
+enum core_result mesh_raycast_batch_isa(const struct mesh *m, const struct ray *rays, size_t n,
+					const struct query_opts *opts, struct hit *hits,
+					uint32_t *nhits, enum core_result *res, enum rc_isa isa,
+					int walks);
 
 #endif

@@ -7,9 +7,9 @@
  *
  * The includer defines: KFN (function attributes), LANES (leaf lanes, a
  * multiple of PRIM_LANES or 1), NLANES (node lanes, dividing BVH_WIDTH),
- * TRAVERSE (the function's name), the types V (LANES floats), M (LANES
- * masks), VI (LANES ints), NV (NLANES floats), NM (NLANES masks) and the
- * operations used below (V_*, M_*, I_*, N_*).
+ * TRAVERSE and TRAVERSE_MANY (the functions' names), the types V (LANES
+ * floats), M (LANES masks), VI (LANES ints), NV (NLANES floats), NM (NLANES
+ * masks) and the operations used below (V_*, M_*, I_*, N_*).
  *
  * The leaf test (the float half of the watertight test; raycast.c has the
  * derivation): the segment j -> k has local coordinates (u, v, z) at each
@@ -242,13 +242,108 @@ KFN static inline struct kern_stack kern_next(const struct bvh_node *nd, int c, 
 }
 
 /*
- * Walk the BVH, leaves feeding cl. Closest and all: nearest child first; the
- * nearest child hit is visited next without going through the stack, the
- * others wait on it sorted far to near. Any: the children met wait in slot
- * order, unsorted (the first hit found ends the walk, so sorting would only
- * cost). The stack cannot fill (bvh.h bounds the depth); if it ever did,
- * the query starts over as a scan of every primitive, so the answer is
- * never cut short.
+ * Visit node nd of a walk whose closest hit so far is at tcur: the children
+ * met wait on the stack (closest and all: sorted far to near; any: in slot
+ * order, unsorted, since the first hit ends the walk) and the nearest
+ * becomes *cur, read at once (ahead 0) or after other walks' steps (ahead
+ * 1: prefetched, as the waiting ones are). Returns 1 when *cur is that
+ * child, 0 when no child is met (the walk pops next), -1 when the stack
+ * might overflow.
+ */
+KFN static inline __attribute__((always_inline)) int
+kern_visit(const struct mesh *m, const struct bvh_node *nd, const struct kern_ray *kr, float tcur,
+	   int any, int ahead, struct kern_stack *stack, int *sp, struct kern_stack *cur)
+{
+	float tn[BVH_WIDTH], tf[BVH_WIDTH];
+	unsigned mask = kern_node(nd, kr, tcur, tn, tf);
+	int c, c1, near;
+
+	if (!mask)
+		return 0;
+	c = __builtin_ctz(mask);
+	mask &= mask - 1;
+	if (mask) {
+		if (*sp + BVH_WIDTH > BVH_STACK_MAX)
+			return -1;
+		if (any) {
+			while (mask) {
+				c1 = __builtin_ctz(mask);
+				mask &= mask - 1;
+				stack[(*sp)++] = kern_child(m, nd, c1, tn, tf);
+			}
+		} else if (c1 = __builtin_ctz(mask), mask &= mask - 1, !mask) {
+			/* two: the farther waits (equal: the later slot) */
+			near = tn[c1] < tn[c] ? c1 : c;
+			stack[(*sp)++] = kern_child(m, nd, near == c ? c1 : c, tn, tf);
+			c = near;
+		} else {
+			/* three or more: keys of distance bits and slot, sorted
+			 * far to near onto the stack */
+			uint32_t key[BVH_WIDTH];
+			int no = 0;
+
+			mask |= 1u << c | 1u << c1;
+			while (mask) {
+				uint32_t bits;
+				int p;
+
+				c = __builtin_ctz(mask);
+				mask &= mask - 1;
+				/* tn >= 0: its bits order like its value */
+				memcpy(&bits, &tn[c], sizeof(bits));
+				bits = (bits & ~7u) | (uint32_t)c;
+				for (p = no++; p > 0 && key[p - 1] < bits; p--)
+					key[p] = key[p - 1];
+				key[p] = bits;
+			}
+			for (int i = 0; i < no - 1; i++)
+				stack[(*sp)++] = kern_child(m, nd, (int)(key[i] & 7), tn, tf);
+			c = (int)(key[no - 1] & 7);
+		}
+	}
+	*cur = ahead ? kern_child(m, nd, c, tn, tf) : kern_next(nd, c, tn, tf);
+	return 1;
+}
+
+/* Every primitive against q (a walk whose stack might overflow starts over
+ * this way, so that the answer is never cut short). */
+KFN static inline void kern_scan(const struct mesh *m, const struct rq *q, struct collector *cl)
+{
+	rc_collector_reset(cl);
+	for (uint32_t f = 0; f < m->nprim; f += BVH_LEAF_MAX)
+		if (kern_leaf(m, q, cl, f, m->nprim - f < BVH_LEAF_MAX ? (uint32_t)(m->nprim - f) :
+					   BVH_LEAF_MAX, 0, q->L))
+			return;
+}
+
+/* Test leaf cur; 1 when a HIT_ANY query is answered. Closest: *tcur
+ * shrinks to the closest hit so far. */
+KFN static inline __attribute__((always_inline)) int
+kern_leaf_step(const struct mesh *m, const struct rq *q, struct collector *cl,
+	       const struct kern_stack *cur, float *tcur)
+{
+	if (kern_leaf(m, q, cl, cur->child, cur->count, cur->tn, cur->tf < *tcur ? cur->tf : *tcur))
+		return 1;
+	if (cl->mode == HIT_CLOSEST && cl->found && cl->best.t < *tcur)
+		*tcur = cl->best.t;
+	return 0;
+}
+
+KFN static inline void kern_ray_init(struct kern_ray *kr, const struct rq *q)
+{
+	for (int a = 0; a < 3; a++) {
+		kr->o[a] = N_SET1(q->ov[a]);
+		kr->inv[a] = N_SET1(q->inv[a]);
+		kr->nrow[a] = (ptrdiff_t)q->nrow[a] * BVH_WIDTH;
+		kr->frow[a] = (ptrdiff_t)q->frow[a] * BVH_WIDTH;
+	}
+}
+
+/*
+ * Walk the BVH, leaves feeding cl: nearest child first (kern_visit), the
+ * others waiting on the stack. The stack cannot fill (bvh.h bounds the
+ * depth); if it ever did, the query starts over as a scan of every
+ * primitive.
  */
 KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl)
 {
@@ -258,79 +353,20 @@ KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl
 	struct kern_stack cur = { 0, 0, 0, q->L };
 	struct kern_ray kr;
 
-	for (int a = 0; a < 3; a++) {
-		kr.o[a] = N_SET1(q->ov[a]);
-		kr.inv[a] = N_SET1(q->inv[a]);
-		kr.nrow[a] = (ptrdiff_t)q->nrow[a] * BVH_WIDTH;
-		kr.frow[a] = (ptrdiff_t)q->frow[a] * BVH_WIDTH;
-	}
-
+	kern_ray_init(&kr, q);
 	for (;;) {
 		if (cur.count) {
-			if (kern_leaf(m, q, cl, cur.child, cur.count, cur.tn,
-				      cur.tf < tcur ? cur.tf : tcur))
+			if (kern_leaf_step(m, q, cl, &cur, &tcur))
 				return;
-			if (cl->mode == HIT_CLOSEST && cl->found && cl->best.t < tcur)
-				tcur = cl->best.t;
 		} else {
-			const struct bvh_node *nd = &m->bvh.nodes[cur.child];
-			float tn[BVH_WIDTH], tf[BVH_WIDTH];
-			unsigned mask = kern_node(nd, &kr, tcur, tn, tf);
+			int r = kern_visit(m, &m->bvh.nodes[cur.child], &kr, tcur, any, 0, stack,
+					   &sp, &cur);
 
-			if (mask) {
-				int c = __builtin_ctz(mask), c1;
-
-				mask &= mask - 1;
-				if (!mask) {
-					cur = kern_next(nd, c, tn, tf);
-					continue;
-				}
-				if (sp + BVH_WIDTH > BVH_STACK_MAX)
-					goto overflow;
-				if (any) {
-					while (mask) {
-						c1 = __builtin_ctz(mask);
-						mask &= mask - 1;
-						stack[sp++] = kern_child(m, nd, c1, tn, tf);
-					}
-					cur = kern_next(nd, c, tn, tf);
-					continue;
-				}
-				c1 = __builtin_ctz(mask);
-				mask &= mask - 1;
-				if (!mask) {
-					/* two: the farther waits (equal: the later slot) */
-					int near = tn[c1] < tn[c] ? c1 : c;
-
-					stack[sp++] = kern_child(m, nd, near == c ? c1 : c, tn, tf);
-					cur = kern_next(nd, near, tn, tf);
-					continue;
-				}
-				{
-					/* three or more: keys of distance bits and slot,
-					 * sorted far to near onto the stack */
-					uint32_t key[BVH_WIDTH];
-					int no = 0;
-
-					mask |= 1u << c | 1u << c1;
-					while (mask) {
-						uint32_t bits;
-						int p;
-
-						c = __builtin_ctz(mask);
-						mask &= mask - 1;
-						/* tn >= 0: its bits order like its value */
-						memcpy(&bits, &tn[c], sizeof(bits));
-						bits = (bits & ~7u) | (uint32_t)c;
-						for (p = no++; p > 0 && key[p - 1] < bits; p--)
-							key[p] = key[p - 1];
-						key[p] = bits;
-					}
-					for (int i = 0; i < no - 1; i++)
-						stack[sp++] = kern_child(m, nd, (int)(key[i] & 7), tn, tf);
-					cur = kern_next(nd, (int)(key[no - 1] & 7), tn, tf);
-				}
+			if (r > 0)
 				continue;
+			if (r < 0) {
+				kern_scan(m, q, cl);
+				return;
 			}
 		}
 		do {
@@ -339,11 +375,98 @@ KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl
 			cur = stack[--sp];
 		} while (cur.tn > tcur);
 	}
+}
 
-overflow:
-	rc_collector_reset(cl);
-	for (uint32_t f = 0; f < m->nprim; f += BVH_LEAF_MAX)
-		if (kern_leaf(m, q, cl, f, m->nprim - f < BVH_LEAF_MAX ? (uint32_t)(m->nprim - f) :
-					   BVH_LEAF_MAX, 0, q->L))
-			return;
+/*
+ * Several queries' walks interleaved (TRAVERSE_MANY below): a walk is one
+ * query's state between steps, a step one node or one leaf. Each step ends
+ * by prefetching what the walk reads next, and RC_WALKS - 1 other walks'
+ * steps run before it is read: the loads of one walk wait while the others
+ * compute, instead of each query waiting on memory at every level.
+ */
+struct kern_walk {
+	struct kern_stack cur;
+	float tcur;
+	int sp;
+	const struct rq *q;
+	struct collector *cl;
+	struct kern_ray kr;
+	struct kern_stack stack[BVH_STACK_MAX];
+};
+
+KFN static inline void kern_walk_start(const struct mesh *m, struct kern_walk *w,
+				       const struct rq *q, struct collector *cl)
+{
+	const char *root = (const char *)m->bvh.nodes;
+
+	w->cur = (struct kern_stack){ 0, 0, 0, q->L };
+	w->tcur = q->L;
+	w->sp = 0;
+	w->q = q;
+	w->cl = cl;
+	kern_ray_init(&w->kr, q);
+	__builtin_prefetch(root);
+	__builtin_prefetch(root + 64);
+	__builtin_prefetch(root + 128);
+	__builtin_prefetch(root + 192);
+	__builtin_prefetch(root + sizeof(struct bvh_node) - 1);
+}
+
+/* One step of w: 1 when its query is answered. */
+KFN static inline int kern_step(const struct mesh *m, struct kern_walk *w)
+{
+	struct kern_stack cur = w->cur;
+	float tcur = w->tcur;
+	int sp = w->sp;
+
+	if (cur.count) {
+		if (kern_leaf_step(m, w->q, w->cl, &cur, &tcur))
+			return 1;
+	} else {
+		int r = kern_visit(m, &m->bvh.nodes[cur.child], &w->kr, tcur,
+				   w->cl->mode == HIT_ANY, 1, w->stack, &sp, &cur);
+
+		if (r < 0) {
+			kern_scan(m, w->q, w->cl);
+			return 1;
+		}
+		if (r > 0)
+			goto out;
+	}
+	do {
+		if (!sp)
+			return 1;
+		cur = w->stack[--sp];
+	} while (cur.tn > tcur);
+out:
+	w->cur = cur;
+	w->tcur = tcur;
+	w->sp = sp;
+	return 0;
+}
+
+/* Walk the BVH for q[0..n), feeding cl[0..n), RC_WALKS walks at a time,
+ * each step in turn; the answers are TRAVERSE's for each query. */
+KFN void TRAVERSE_MANY(const struct mesh *m, const struct rq *q, struct collector *cl, size_t n)
+{
+	struct kern_walk w[RC_WALKS];
+	unsigned live = 0;
+	size_t next = 0;
+
+	for (int k = 0; k < RC_WALKS && next < n; k++, next++) {
+		kern_walk_start(m, &w[k], &q[next], &cl[next]);
+		live |= 1u << k;
+	}
+	while (live) {
+		for (int k = 0; k < RC_WALKS; k++) {
+			if (!(live >> k & 1) || !kern_step(m, &w[k]))
+				continue;
+			if (next < n) {
+				kern_walk_start(m, &w[k], &q[next], &cl[next]);
+				next++;
+			} else {
+				live &= ~(1u << k);
+			}
+		}
+	}
 }

@@ -70,7 +70,7 @@ static void run_split_case(struct batch_pool *pool, size_t n, enum batch_framing
 			   size_t scratch, size_t split_min)
 {
 	struct job_cls c = { SIZE_MAX, scratch };
-	struct batch_job job = { n, fr, 8, scratch, item, &c, split_min, 0 };
+	struct batch_job job = { n, fr, 8, scratch, item, &c, split_min, 0, 0 };
 	struct buf got, want;
 	size_t failed = 99;
 
@@ -123,6 +123,49 @@ END_TEST
 /* batch_pool_warm: workers woken early spin, then take the chunks of the
  * next batch (same bytes) or go back to sleep; a pool warmed and destroyed
  * at once joins; NULL is fine. */
+/* An item of a grouped job: the group's first item leaves its number in
+ * the scratch, the others find it there (so a chunk that started inside a
+ * group, on another thread's scratch, shows). */
+static enum core_result group_item(const void *cls, size_t i, void *scratch, struct buf *out)
+{
+	size_t g = *(const size_t *)cls, *first = scratch;
+
+	if (i % g == 0)
+		*first = i;
+	else if (*first != i - i % g)
+		return CORE_EINVAL;
+	buf_printf(out, "%zu", i);
+	return CORE_OK;
+}
+
+START_TEST(groups_stay_in_one_chunk)
+{
+	static const size_t groups[] = { 7, 64, 256, 1000 };
+	struct batch_pool *pool = batch_pool_create((unsigned)_i + 1);
+
+	ck_assert_ptr_nonnull(pool);
+	for (size_t k = 0; k < sizeof(groups) / sizeof(groups[0]); k++) {
+		for (size_t n = 1; n < 6 * BATCH_SPLIT_MIN; n = n * 3 + 1) {
+			size_t g = groups[k], failed = 0;
+			struct batch_job job = { n, BATCH_BINARY, 8, sizeof(size_t), group_item, &g,
+						 0, 0, g };
+			struct buf got;
+			size_t len = 0;
+			char num[24];
+
+			buf_init(&got);
+			ck_assert_msg(batch_run(pool, &job, &got, &failed) == CORE_OK,
+				      "group %zu n %zu: item %zu met a foreign scratch", g, n, failed);
+			for (size_t i = 0; i < n; i++)
+				len += (size_t)snprintf(num, sizeof(num), "%zu", i);
+			ck_assert_uint_eq(got.len, len);	/* every item once */
+			buf_release(&got);
+		}
+	}
+	batch_pool_destroy(pool);
+}
+END_TEST
+
 START_TEST(warm_then_run)
 {
 	struct batch_pool *pool = batch_pool_create(3);
@@ -154,7 +197,7 @@ START_TEST(first_failure_reported)
 
 	for (k = 0; k < sizeof(fails) / sizeof(fails[0]); k++) {
 		struct job_cls c = { fails[k], 8 };
-		struct batch_job job = { 20000, BATCH_JSON, 8, 8, item, &c, 0, 0 };
+		struct batch_job job = { 20000, BATCH_JSON, 8, 8, item, &c, 0, 0, 0 };
 		struct buf out;
 		size_t failed = 0;
 
@@ -227,6 +270,7 @@ static Suite *batch_suite(void)
 	tcase_set_timeout(tc, 20);	/* sanitizer builds on a loaded machine */
 	tcase_add_loop_test(tc, same_bytes_any_threads, 0, 5);
 	tcase_add_test(tc, first_failure_reported);
+	tcase_add_loop_test(tc, groups_stay_in_one_chunk, 0, 3);
 	tcase_add_test(tc, warm_then_run);
 	tcase_add_test(tc, pair_runs_both_once);
 	suite_add_tcase(s, tc);

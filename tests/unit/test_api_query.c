@@ -11,6 +11,8 @@
 
 #include "api.h"
 #include "buf.h"
+#include "batch.h"
+#include "mesh.h"
 #include "store.h"
 
 static struct api_ctx ctx;
@@ -441,6 +443,203 @@ START_TEST(test_batch_cost)
 }
 END_TEST
 
+/* POST body (content type ct) to path; the answer's body, which the caller
+ * frees, and its status in *status. */
+static char *post_raw(const char *path, const char *ct, const char *body, size_t len,
+		      int *status, size_t *out_len)
+{
+	struct api_request rq = { "POST", path, ct, body, len, API_AUTH_READ, NULL, NULL };
+	struct api_response r;
+	char *copy;
+
+	api_handle(&ctx, &rq, &r);
+	*status = r.status;
+	*out_len = r.body.len;
+	copy = malloc(r.body.len + 1);
+	ck_assert_ptr_nonnull(copy);
+	memcpy(copy, r.body.data ? r.body.data : "", r.body.len);
+	copy[r.body.len] = 0;
+	api_response_release(&r);
+	return copy;
+}
+
+/* The items of a JSON batch answer: the text between {"results":[ and ]}. */
+static void results_of(const char *body, size_t len, struct buf *to)
+{
+	static const char head[] = "{\"results\":[";
+
+	ck_assert_msg(len >= sizeof(head) + 1 && !memcmp(body, head, sizeof(head) - 1),
+		      "not a batch answer: %.200s", body);
+	if (to->len)
+		buf_putc(to, ',');
+	buf_append(to, body + sizeof(head) - 1, len - (sizeof(head) - 1) - 2);
+}
+
+/*
+ * A batch against a mesh larger than MESH_BATCH_WALK_BYTES is cast in
+ * groups with the rays' walks interleaved (query_handlers.c): its answers
+ * are the bytes the same rays get in batches too small for that (15 rays),
+ * for every option that reaches the cast, JSON and binary, on one thread
+ * and split across a pool. A ray that a transform makes invalid in mesh
+ * space is named by its index either way.
+ */
+START_TEST(test_grouped_batch_same_bytes)
+{
+	static const char *opts[] = {
+		"", ",\"mode\":\"any\"", ",\"backfaces\":\"cull\"",
+		",\"transform\":{\"position\":[3,-1,2],\"rotation\":[0.9,0.1,0.3,0.3],\"scale\":[1,-2,1.5]}",
+	};
+	enum { GRID = 160, NRAYS = 700, SMALL = 15 };
+	struct buf mesh, big, small, got, want, rec;
+	struct api_response r;
+	struct rng { uint64_t s; } g = { 99 };
+	float (*ray)[7] = malloc(NRAYS * sizeof(*ray));
+	int status;
+	size_t len;
+	char *ans;
+	cJSON *info;
+
+	ck_assert_ptr_nonnull(ray);
+#define NEXT() (g.s = g.s * 6364136223846793005ULL + 1442695040888963407ULL, \
+		(double)(g.s >> 11) / 9007199254740992.0)
+	/* a bumpy GRID x GRID height field: 51 200 triangles */
+	buf_init(&mesh);
+	buf_puts(&mesh, "{\"vertices\":[");
+	for (int i = 0; i <= GRID; i++)
+		for (int k = 0; k <= GRID; k++)
+			buf_printf(&mesh, "%s[%d,%.3f,%d]", i || k ? "," : "", i - GRID / 2,
+				   0.7 * sin(i * 0.37) * cos(k * 0.23) + 0.2 * NEXT(), k - GRID / 2);
+	buf_puts(&mesh, "],\"triangles\":[");
+	for (int i = 0; i < GRID; i++)
+		for (int k = 0; k < GRID; k++) {
+			int a = i * (GRID + 1) + k, c = a + GRID + 1;
+
+			buf_printf(&mesh, "%s[%d,%d,%d],[%d,%d,%d]", i || k ? "," : "", a, a + 1,
+				   c + 1, a, c + 1, c);
+		}
+	buf_puts(&mesh, "]}");
+	call("PUT", "/v1/meshes/grid", mesh.data, &r);
+	ck_assert_int_eq(r.status, 201);
+	info = cJSON_ParseWithLength(r.body.data, r.body.len);
+	api_response_release(&r);
+	buf_release(&mesh);
+	ck_assert_double_ge(num(info, "memory_bytes"), MESH_BATCH_WALK_BYTES);
+	cJSON_Delete(info);
+	/* rays from above at random points, some level, some limited */
+	for (int i = 0; i < NRAYS; i++) {
+		double dx = NEXT() - 0.5, dy = -NEXT(), dz = NEXT() - 0.5, n;
+
+		if (i % 7 == 3)
+			dy = 0.02 * (NEXT() - 0.5);
+		n = sqrt(dx * dx + dy * dy + dz * dz);
+		ray[i][0] = (float)(NEXT() * 150 - 75);
+		ray[i][1] = (float)(i % 7 == 3 ? 0.3 : 1 + 10 * NEXT());
+		ray[i][2] = (float)(NEXT() * 150 - 75);
+		ray[i][3] = (float)(dx / n);
+		ray[i][4] = (float)(dy / n);
+		ray[i][5] = (float)(dz / n);
+		ray[i][6] = i % 5 == 0 ? (float)(5 + 20 * NEXT()) : 3.4e38f;
+	}
+	ctx.pool = _i ? batch_pool_create(2) : NULL;
+	for (size_t o = 0; o < sizeof(opts) / sizeof(opts[0]); o++) {
+		for (int seg = 0; seg < 2; seg++) {
+			const char *path = seg ? "/v1/meshes/grid/segment" : "/v1/meshes/grid/raycast";
+
+			buf_init(&got);
+			buf_init(&want);
+			for (int from = 0; from < NRAYS; from += SMALL) {
+				int to = from + SMALL < NRAYS ? from + SMALL : NRAYS;
+
+				buf_init(&small);
+				buf_puts(&small, seg ? "{\"segments\":[" : "{\"rays\":[");
+				for (int i = from; i < to; i++) {
+					const float *q = ray[i];
+					float l = q[6] < 1e38f ? q[6] : 40;
+
+					if (seg)
+						buf_printf(&small, "%s{\"start\":[%.9g,%.9g,%.9g],\"end\":[%.9g,%.9g,%.9g]}",
+							   i > from ? "," : "", q[0], q[1], q[2],
+							   q[0] + l * q[3], q[1] + l * q[4], q[2] + l * q[5]);
+					else
+						buf_printf(&small, "%s{\"origin\":[%.9g,%.9g,%.9g],\"direction\":[%.9g,%.9g,%.9g]%s",
+							   i > from ? "," : "", q[0], q[1], q[2], q[3], q[4], q[5],
+							   q[6] < 1e38f ? "" : "}");
+					if (!seg && q[6] < 1e38f)
+						buf_printf(&small, ",\"max_distance\":%.9g}", q[6]);
+				}
+				buf_printf(&small, "]%s}", opts[o]);
+				ans = post_raw(path, "application/json", small.data, small.len, &status, &len);
+				ck_assert_msg(status == 200, "%s: %s", small.data, ans);
+				results_of(ans, len, &want);
+				free(ans);
+				/* the same rays, one batch: the items of small.data */
+				if (from == 0) {
+					buf_init(&big);
+					buf_append(&big, small.data, small.len - strlen(opts[o]) - 2);
+				} else {
+					const char *items = strchr(small.data, '[') + 1;
+
+					buf_putc(&big, ',');
+					buf_append(&big, items, small.len - (size_t)(items - small.data) -
+								strlen(opts[o]) - 2);
+				}
+				buf_release(&small);
+			}
+			buf_printf(&big, "]%s}", opts[o]);
+			ans = post_raw(path, "application/json", big.data, big.len, &status, &len);
+			ck_assert_msg(status == 200, "%s", ans);
+			results_of(ans, len, &got);
+			free(ans);
+			ck_assert_msg(got.len == want.len && !memcmp(got.data, want.data, got.len),
+				      "options %zu segments %d: the batch differs from small ones", o, seg);
+			buf_release(&big);
+			buf_release(&got);
+			buf_release(&want);
+		}
+	}
+	/* binary: the records in one batch, and 15 at a time */
+	buf_init(&rec);
+	buf_append(&rec, (const char *)ray, NRAYS * sizeof(*ray));
+	buf_init(&want);
+	for (int from = 0; from < NRAYS; from += SMALL) {
+		int to = from + SMALL < NRAYS ? from + SMALL : NRAYS;
+
+		ans = post_raw("/v1/meshes/grid/raycast", "application/octet-stream",
+			       rec.data + from * sizeof(*ray), (size_t)(to - from) * sizeof(*ray),
+			       &status, &len);
+		ck_assert_int_eq(status, 200);
+		buf_append(&want, ans, len);
+		free(ans);
+	}
+	ans = post_raw("/v1/meshes/grid/raycast", "application/octet-stream", rec.data, rec.len,
+		       &status, &len);
+	ck_assert_int_eq(status, 200);
+	ck_assert(len == want.len && !memcmp(ans, want.data, len));
+	free(ans);
+	buf_release(&want);
+	buf_release(&rec);
+	/* a transform that moves ray 300's origin out of float range in mesh
+	 * space (1e20 / 1e-20): named, as one by one */
+	buf_init(&big);
+	buf_puts(&big, "{\"rays\":[");
+	for (int i = 0; i < 400; i++)
+		buf_printf(&big, "%s{\"origin\":[%s,5,1],\"direction\":[0,-1,0]}", i ? "," : "",
+			   i == 300 ? "1e20" : "1");
+	buf_puts(&big, "],\"transform\":{\"scale\":[1e-20,1,1]}}");
+	ans = post_raw("/v1/meshes/grid/raycast", "application/json", big.data, big.len, &status,
+		       &len);
+	ck_assert_int_eq(status, 400);
+	ck_assert_msg(strstr(ans, "rays[300]: not a valid ray once moved into mesh space") != NULL,
+		      "%s", ans);
+	free(ans);
+	buf_release(&big);
+	batch_pool_destroy(ctx.pool);
+	ctx.pool = NULL;
+	free(ray);
+#undef NEXT
+}
+END_TEST
+
 static Suite *query_suite(void)
 {
 	Suite *s = suite_create("api_query");
@@ -459,6 +658,7 @@ static Suite *query_suite(void)
 	tcase_add_test(tc, test_hitscan);
 	tcase_add_test(tc, test_query_unknown_mesh);
 	tcase_add_test(tc, test_batch_cost);
+	tcase_add_loop_test(tc, test_grouped_batch_same_bytes, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,7 +1,8 @@
 /* test_raycast_kernels.c - Check suite for the traversal kernels and the
  * range of the exact path: every kernel (scalar, SSE2, AVX2 where the CPU has
  * it) against brute force with exact rationals and against each other
- * (bit-identical answers), the BVH's depth bound, and coordinates across the
+ * (bit-identical answers), batches against each ray alone (walks
+ * interleaved or not), the BVH's depth bound, and coordinates across the
  * float range (2^-100 .. 2^100, 1e35) where every answer must be numeric and
  * exact. */
 #include <check.h>
@@ -669,6 +670,100 @@ START_TEST(threaded_build_answers)
 }
 END_TEST
 
+/*
+ * A batch of rays answers as each ray alone, bit for bit: every kernel, one
+ * walk at a time and RC_WALKS interleaved (forced whatever the mesh's
+ * size), closest and any, culled or not, mirrored winding or not. The batch
+ * spans several chunks, the last one partial, and holds rays the walks must
+ * skip (invalid ones, rays that miss the root box) between aimed ones.
+ */
+static void check_batch(const struct mesh *m, const struct tmesh *t, struct rng *r, vec3 center,
+			double span, size_t n)
+{
+	struct ray *rays = malloc(n * sizeof(*rays));
+	struct hit *hits = malloc(n * sizeof(*hits));
+	uint32_t *nh = malloc(n * sizeof(*nh));
+	enum core_result *res = malloc(n * sizeof(*res));
+	size_t found = 0;
+
+	ck_assert(rays && hits && nh && res);
+	for (size_t i = 0; i < n; i++) {
+		rays[i] = aimed_ray(t, r, center, span, i % 3 == 0);
+		if (i % 37 == 5)
+			rays[i].dir = v3(0, 0, 0);	/* invalid */
+		else if (i % 37 == 11)
+			rays[i].tmax = 0;		/* invalid */
+		else if (i % 37 == 17)
+			rays[i].origin.x = NAN;		/* invalid */
+		else if (i % 37 == 23)	/* away from the mesh: misses the root box */
+			rays[i] = (struct ray){ v3_add(center, v3(0, (float)(10 * span), 0)),
+						v3(0, 1, 0), INFINITY };
+	}
+	for (size_t k = 0; k < NKERNELS; k++) {
+		if (!rc_isa_supported(kernels[k]))
+			continue;
+		for (int c = 0; c < 8; c++) {
+			struct query_opts o = { .mode = c & 1 ? HIT_ANY : HIT_CLOSEST,
+						.cull_backfaces = c >> 1 & 1,
+						.flip_winding = c >> 2 & 1, .max_hits = 1 };
+			int walks = c % 3 == 0 ? 1 : RC_WALKS;
+
+			memset(hits, 0xa5, n * sizeof(*hits));
+			ck_assert_int_eq(mesh_raycast_batch_isa(m, rays, n, &o, hits, nh, res,
+								kernels[k], walks),
+					 CORE_OK);
+			for (size_t i = 0; i < n; i++) {
+				struct hit h;
+				uint32_t n1 = 7;
+				enum core_result r1;
+
+				r1 = mesh_raycast_isa(m, &rays[i], &o, &h, &n1, NULL, kernels[k]);
+				ck_assert_msg(res[i] == r1 && nh[i] == (r1 == CORE_OK ? n1 : 0),
+					      "kernel %d case %d ray %zu: %d/%u, alone %d/%u",
+					      (int)kernels[k], c, i, (int)res[i], nh[i], (int)r1, n1);
+				ck_assert_msg(!nh[i] || !memcmp(&hits[i], &h, sizeof(h)),
+					      "kernel %d case %d ray %zu: the hit differs", (int)kernels[k],
+					      c, i);
+				found += nh[i];
+			}
+		}
+	}
+	ck_assert_uint_gt(found, n);	/* the rays hit, not only miss */
+	{
+		struct query_opts all = { .mode = HIT_ALL, .max_hits = 4 };
+
+		ck_assert_int_eq(mesh_raycast_batch(m, rays, n, &all, hits, nh, res), CORE_EINVAL);
+	}
+	free(rays);
+	free(hits);
+	free(nh);
+	free(res);
+}
+
+START_TEST(batch_answers_as_each_ray_alone)
+{
+	struct rng r = { 28000 + (uint64_t)_i };
+	struct tmesh t;
+	struct mesh *m;
+
+	if (_i == 0) {
+		tmesh_soup(&t, 3000, 10, &r);	/* slivers, exact-only primitives */
+		m = build(&t);
+		check_batch(m, &t, &r, v3(0, 0, 0), 10, 700);
+	} else if (_i == 1) {
+		tmesh_sphere(&t, 40, v3(1, -2, 0.5f), 3);
+		m = build(&t);
+		check_batch(m, &t, &r, v3(1, -2, 0.5f), 3, 700);
+	} else {
+		tmesh_grid(&t, 64, -32, 1, &r, 0.5f);
+		m = build(&t);
+		check_batch(m, &t, &r, v3(0, 0, 0), 32, 700);
+	}
+	mesh_unref(m);
+	tmesh_release(&t);
+}
+END_TEST
+
 static Suite *kernels_suite(void)
 {
 	Suite *s = suite_create("raycast_kernels");
@@ -683,6 +778,7 @@ static Suite *kernels_suite(void)
 	tcase_add_loop_test(tc, median_split_halves, 0, 4);
 	tcase_add_test(tc, threaded_build_same_leaf_order);
 	tcase_add_test(tc, threaded_build_answers);
+	tcase_add_loop_test(tc, batch_answers_as_each_ray_alone, 0, 3);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("range");
