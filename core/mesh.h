@@ -107,9 +107,10 @@ enum core_result mesh_raycast(const struct mesh *m, const struct ray *ray,
  * ray, which is skipped). On a mesh larger than the caches
  * (MESH_BATCH_WALK_BYTES) several rays' walks through the BVH are
  * interleaved, so that one waits on memory while the others compute:
- * measured 1.3-1.4x the rays a second of one-by-one casts on the harness's
- * level and bunny_sub4; smaller meshes are cast one ray at a time, which is
- * faster there. Returns CORE_OK unless the mode is HIT_ALL.
+ * 1.2-1.7x the rays a second of one-by-one casts on the harness's level
+ * and bunny_sub4 (README, Performance); smaller meshes are cast one ray at
+ * a time, which is faster there. Returns CORE_OK unless the mode is
+ * HIT_ALL.
  */
 enum core_result mesh_raycast_batch(const struct mesh *m, const struct ray *rays, size_t n,
 				    const struct query_opts *opts, struct hit *hits,
