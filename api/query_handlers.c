@@ -52,40 +52,40 @@ static size_t mesh_scratch_bytes(const struct query *q)
 }
 
 static enum core_result cast(const struct query_run *run, const struct qray *r, void *scratch,
-			     struct world_hit **wh, uint32_t *nh, uint32_t *total)
+			     const struct world_hit **wh, uint32_t *nh, uint32_t *total)
 {
 	struct query_opts o = run->q->opts;
 	struct hit *hits = scratch;
+	struct world_hit *out = (struct world_hit *)(hits + o.max_hits);
 
-	*wh = (struct world_hit *)(hits + o.max_hits);
+	*wh = out;
 	if (o.mode == HIT_ALL) {
-		o.scratch = *wh + o.max_hits;
+		o.scratch = out + o.max_hits;
 		o.scratch_bytes = MESH_ALL_SCRATCH_BYTES(o.max_hits);
 	}
-	return mesh_query(run->mesh, run->xf, r, &o, hits, *wh, nh, total);
+	return mesh_query(run->mesh, run->xf, r, &o, hits, out, nh, total);
 }
 
-/* Item i's answer from its group's (cast when i is the group's first). */
-static enum core_result cast_grouped(const struct query_run *run, size_t i, void *scratch,
-				     struct world_hit **wh, uint32_t *nh)
+/* The rays of the group starting at item i: how many. */
+static size_t group_size(const struct query *q, size_t i)
 {
-	struct mesh_group *g = scratch;
-	size_t k = i % MESH_GROUP;
+	return q->n - i < MESH_GROUP ? q->n - i : MESH_GROUP;
+}
 
-	if (k == 0) {
-		const struct query *q = run->q;
-		size_t n = q->n - i < MESH_GROUP ? q->n - i : MESH_GROUP;
-		struct mesh_query_room room = { g->local, g->hits };
-		enum core_result res;
+/* Cast r[0..n) into g (mesh_query_batch: their walks interleaved). */
+static enum core_result group_cast(const struct query_run *run, const struct qray *r, size_t n,
+				   struct mesh_group *g)
+{
+	struct mesh_query_room room = { g->local, g->hits };
 
-		if (!q->rays)
-			for (size_t j = 0; j < n; j++)
-				binary_ray(q, i + j, &g->rays[j]);
-		res = mesh_query_batch(run->mesh, run->xf, q->rays ? q->rays + i : g->rays, n,
-				       &q->opts, &room, g->out, g->nh, g->res);
-		if (res != CORE_OK)
-			return res;
-	}
+	return mesh_query_batch(run->mesh, run->xf, r, n, &run->q->opts, &room, g->out, g->nh,
+				g->res);
+}
+
+/* Item k of group g's answer. */
+static enum core_result group_answer(const struct mesh_group *g, size_t k,
+				     const struct world_hit **wh, uint32_t *nh)
+{
 	if (g->res[k] != CORE_OK)
 		return g->res[k];
 	*wh = &g->out[k];
@@ -93,12 +93,33 @@ static enum core_result cast_grouped(const struct query_run *run, size_t i, void
 	return CORE_OK;
 }
 
+/* Item i's answer from its group's (cast when i is the group's first). */
+static enum core_result cast_grouped(const struct query_run *run, size_t i, void *scratch,
+				     const struct world_hit **wh, uint32_t *nh)
+{
+	struct mesh_group *g = scratch;
+	const struct query *q = run->q;
+
+	if (i % MESH_GROUP == 0) {
+		size_t n = group_size(q, i);
+		enum core_result res;
+
+		if (!q->rays)
+			for (size_t j = 0; j < n; j++)
+				binary_ray(q, i + j, &g->rays[j]);
+		res = group_cast(run, q->rays ? q->rays + i : g->rays, n, g);
+		if (res != CORE_OK)
+			return res;
+	}
+	return group_answer(g, i % MESH_GROUP, wh, nh);
+}
+
 /* raycast / segment, JSON: a hit, a miss, or mode all's list. */
 static enum core_result item_mesh_json(const void *cls, size_t i, void *scratch, struct buf *b)
 {
 	const struct query_run *run = cls;
 	const struct query *q = run->q;
-	struct world_hit *wh;
+	const struct world_hit *wh;
 	uint32_t nh = 0, total = 0;
 	enum core_result res;
 
@@ -121,7 +142,7 @@ static enum core_result item_mesh_json(const void *cls, size_t i, void *scratch,
 static enum core_result item_mesh_binary(const void *cls, size_t i, void *scratch, struct buf *b)
 {
 	const struct query_run *run = cls;
-	struct world_hit *wh;
+	const struct world_hit *wh;
 	struct qray ray;
 	uint32_t nh = 0;
 	enum core_result res;
@@ -153,41 +174,94 @@ static enum core_result item_obb(const void *cls, size_t i, void *scratch, struc
 	return CORE_OK;
 }
 
+/* A hitscan's answer from its box test (box_hit: bi, bh) and its mesh cast
+ * up to that box (nh, wh): a mesh hit at t <= the box's t wins (a wall
+ * flush with a hitbox blocks the shot). */
+static void hitscan_answer(struct buf *b, const struct query *q, const struct qray *r,
+			   int box_hit, size_t bi, const struct obb_hit *bh, uint32_t nh,
+			   const struct world_hit *wh)
+{
+	if (nh && (!box_hit || wh->distance <= bh->t))
+		encode_hitscan_mesh(b, wh->distance, wh->point, wh->normal, wh->triangle);
+	else if (box_hit)
+		encode_hitscan_box(b, bh->t, qray_point(r, bh->t), bh->normal, bi, q->boxes.ids[bi]);
+	else
+		encode_hitscan_miss(b);
+}
+
+/* The first box along r: 1 and bi, bh when one is met. */
+static int hitscan_box(const struct query *q, const struct qray *r, size_t *bi,
+		       struct obb_hit *bh)
+{
+	return q->boxes.n && obb_raycast_first(q->boxes.boxes, q->boxes.n, &r->ray, bi, bh);
+}
+
+/* The mesh part of a shot: the ray cut at its box's distance. */
+static struct qray hitscan_shot(const struct qray *r, int box_hit, const struct obb_hit *bh)
+{
+	struct qray shot = *r;
+
+	if (box_hit)
+		shot.ray.tmax = bh->t > 0 ? bh->t : FLT_TRUE_MIN;
+	return shot;
+}
+
 /*
  * hitscan: the first box along the ray, then the mesh up to that box's
- * distance; a mesh hit at t <= the box's t wins (a wall flush with a hitbox
- * blocks the shot).
+ * distance (hitscan_answer). Against a large mesh, shots go in groups as
+ * rays do (cast_grouped): the group's first item tests every shot's boxes,
+ * then casts the cut rays at once.
  */
+struct hitscan_group {
+	struct mesh_group g;	/* the cut rays (g.rays) and their mesh answers */
+	struct obb_hit bh[MESH_GROUP];
+	size_t bi[MESH_GROUP];
+	unsigned char box_hit[MESH_GROUP];
+};
+
 static enum core_result item_hitscan(const void *cls, size_t i, void *scratch, struct buf *b)
 {
 	const struct query_run *run = cls;
 	const struct query *q = run->q;
 	const struct qray *r = &q->rays[i];
+	const struct world_hit *wh = NULL;
 	struct obb_hit bh;
 	size_t bi = 0;
+	uint32_t nh = 0;
 	int box_hit;
+	enum core_result res;
 
-	box_hit = q->boxes.n && obb_raycast_first(q->boxes.boxes, q->boxes.n, &r->ray, &bi, &bh);
+	if (run->grouped) {
+		struct hitscan_group *hg = scratch;
+		size_t k = i % MESH_GROUP;
+
+		if (k == 0) {
+			size_t n = group_size(q, i);
+
+			for (size_t j = 0; j < n; j++) {
+				hg->box_hit[j] = (unsigned char)hitscan_box(q, r + j, &hg->bi[j],
+									   &hg->bh[j]);
+				hg->g.rays[j] = hitscan_shot(r + j, hg->box_hit[j], &hg->bh[j]);
+			}
+			res = group_cast(run, hg->g.rays, n, &hg->g);
+			if (res != CORE_OK)
+				return res;
+		}
+		res = group_answer(&hg->g, k, &wh, &nh);
+		if (res != CORE_OK)
+			return res;
+		hitscan_answer(b, q, r, hg->box_hit[k], hg->bi[k], &hg->bh[k], nh, wh);
+		return CORE_OK;
+	}
+	box_hit = hitscan_box(q, r, &bi, &bh);
 	if (run->mesh) {
-		struct qray shot = *r;
-		struct world_hit *wh;
-		uint32_t nh = 0;
-		enum core_result res;
+		struct qray shot = hitscan_shot(r, box_hit, &bh);
 
-		if (box_hit)
-			shot.ray.tmax = bh.t > 0 ? bh.t : FLT_TRUE_MIN;
 		res = cast(run, &shot, scratch, &wh, &nh, NULL);
 		if (res != CORE_OK)
 			return res;
-		if (nh && (!box_hit || wh->distance <= bh.t)) {
-			encode_hitscan_mesh(b, wh->distance, wh->point, wh->normal, wh->triangle);
-			return CORE_OK;
-		}
 	}
-	if (box_hit)
-		encode_hitscan_box(b, bh.t, qray_point(r, bh.t), bh.normal, bi, q->boxes.ids[bi]);
-	else
-		encode_hitscan_miss(b);
+	hitscan_answer(b, q, r, box_hit, bi, &bh, nh, wh);
 	return CORE_OK;
 }
 
@@ -254,7 +328,7 @@ static void answer_query(const struct api_ctx *ctx, const struct query *q, const
 		}
 		run.mesh = mesh;
 		job.scratch_bytes = mesh_scratch_bytes(q);
-		if ((item == item_mesh_json || item == item_mesh_binary) &&
+		if ((item == item_mesh_json || item == item_mesh_binary || item == item_hitscan) &&
 		    q->opts.mode != HIT_ALL && q->n >= MESH_GROUP_MIN) {
 			struct mesh_info mi;
 
@@ -262,7 +336,8 @@ static void answer_query(const struct api_ctx *ctx, const struct query *q, const
 			if (mi.memory_bytes >= MESH_BATCH_WALK_BYTES) {
 				run.grouped = 1;
 				job.group = MESH_GROUP;
-				job.scratch_bytes = sizeof(struct mesh_group);
+				job.scratch_bytes = item == item_hitscan ? sizeof(struct hitscan_group) :
+									   sizeof(struct mesh_group);
 			}
 		}
 	}

@@ -597,6 +597,66 @@ START_TEST(test_grouped_batch_same_bytes)
 			buf_release(&want);
 		}
 	}
+	/* hitscan: the same rays as shots among boxes standing on the grid,
+	 * in one batch and 15 at a time (placed and not) */
+	for (int placed = 0; placed < 2; placed++) {
+		struct buf boxes;
+
+		buf_init(&boxes);
+		buf_puts(&boxes, "],\"boxes\":[");
+		for (int b = 0; b < 60; b++) {
+			double c[3], h[3];
+
+			for (int a = 0; a < 3; a++) {
+				c[a] = a == 1 ? 1 + NEXT() : NEXT() * 150 - 75;
+				h[a] = a == 1 ? 0.5 + 2 * NEXT() : 0.5 + NEXT();
+			}
+			buf_printf(&boxes, "%s{\"id\":\"b%d\",\"center\":[%.3f,%.3f,%.3f],"
+				   "\"half_extents\":[%.2f,%.2f,%.2f]}", b ? "," : "", b, c[0], c[1],
+				   c[2], h[0], h[1], h[2]);
+		}
+		buf_printf(&boxes, "]%s}", placed ? opts[3] : "");
+		buf_init(&got);
+		buf_init(&want);
+		buf_init(&big);
+		buf_puts(&big, "{\"mesh\":\"grid\",\"shots\":[");
+		for (int from = 0; from < NRAYS; from += SMALL) {
+			int to = from + SMALL < NRAYS ? from + SMALL : NRAYS;
+
+			buf_init(&small);
+			buf_puts(&small, "{\"mesh\":\"grid\",\"shots\":[");
+			for (int i = from; i < to; i++) {
+				const float *q = ray[i];
+				char one[256];
+
+				snprintf(one, sizeof(one), "%s{\"origin\":[%.9g,%.9g,%.9g],"
+					 "\"direction\":[%.9g,%.9g,%.9g]}", i > from ? "," : "", q[0],
+					 q[1], q[2], q[3], q[4], q[5]);
+				buf_puts(&small, one);
+				buf_puts(&big, i == from && from ? "," : "");
+				buf_puts(&big, one);
+			}
+			buf_append(&small, boxes.data, boxes.len);
+			ans = post_raw("/v1/hitscan", "application/json", small.data, small.len,
+				       &status, &len);
+			ck_assert_msg(status == 200, "%s", ans);
+			results_of(ans, len, &want);
+			free(ans);
+			buf_release(&small);
+		}
+		buf_append(&big, boxes.data, boxes.len);
+		ans = post_raw("/v1/hitscan", "application/json", big.data, big.len, &status, &len);
+		ck_assert_msg(status == 200, "%s", ans);
+		results_of(ans, len, &got);
+		free(ans);
+		ck_assert_msg(got.len == want.len && !memcmp(got.data, want.data, got.len),
+			      "hitscan (placed %d): the batch differs from small ones", placed);
+		ck_assert(strstr(got.data, "\"hit\":\"box\"") && strstr(got.data, "\"hit\":\"mesh\""));
+		buf_release(&boxes);
+		buf_release(&big);
+		buf_release(&got);
+		buf_release(&want);
+	}
 	/* binary: the records in one batch, and 15 at a time */
 	buf_init(&rec);
 	buf_append(&rec, (const char *)ray, NRAYS * sizeof(*ray));
