@@ -313,8 +313,9 @@ static enum core_result run_split(struct batch_pool *p, const struct batch_job *
 	struct chunk *ch, *c;
 	char *scratch = NULL;
 
+	/* whole groups to a chunk (the trailing chunks may be empty) */
 	if (job->group > 1)
-		per = (per + job->group - 1) / job->group * job->group;	/* trailing chunks may be empty */
+		per = (per + job->group - 1) / job->group * job->group;
 	/* sizeof(*ch) is a multiple of CACHE_LINE; nchunks is small */
 	ch = aligned_alloc(CACHE_LINE, nchunks * sizeof(*ch));
 	if (ch)

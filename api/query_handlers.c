@@ -184,7 +184,8 @@ static void hitscan_answer(struct buf *b, const struct query *q, const struct qr
 	if (nh && (!box_hit || wh->distance <= bh->t))
 		encode_hitscan_mesh(b, wh->distance, wh->point, wh->normal, wh->triangle);
 	else if (box_hit)
-		encode_hitscan_box(b, bh->t, qray_point(r, bh->t), bh->normal, bi, q->boxes.ids[bi]);
+		encode_hitscan_box(b, bh->t, qray_point(r, bh->t), bh->normal, bi,
+				   q->boxes.ids[bi]);
 	else
 		encode_hitscan_miss(b);
 }
@@ -336,8 +337,9 @@ static void answer_query(const struct api_ctx *ctx, const struct query *q, const
 			if (mi.memory_bytes >= MESH_BATCH_WALK_BYTES) {
 				run.grouped = 1;
 				job.group = MESH_GROUP;
-				job.scratch_bytes = item == item_hitscan ? sizeof(struct hitscan_group) :
-									   sizeof(struct mesh_group);
+				job.scratch_bytes = item == item_hitscan ?
+							    sizeof(struct hitscan_group) :
+							    sizeof(struct mesh_group);
 			}
 		}
 	}

@@ -377,7 +377,8 @@ enum core_result mesh_raycast_batch_isa(const struct mesh *m, const struct ray *
 		walks = m->memory_bytes < MESH_BATCH_WALK_BYTES ? 1 : RC_WALKS;
 	if (walks == 1) {
 		for (size_t i = 0; i < n; i++)
-			res[i] = mesh_raycast_isa(m, &rays[i], opts, &hits[i], &nhits[i], NULL, isa);
+			res[i] = mesh_raycast_isa(m, &rays[i], opts, &hits[i], &nhits[i], NULL,
+						  isa);
 		return CORE_OK;
 	}
 	for (size_t s = 0; s < n; s += RC_BATCH_CHUNK) {

@@ -155,7 +155,8 @@ START_TEST(groups_stay_in_one_chunk)
 
 			buf_init(&got);
 			ck_assert_msg(batch_run(pool, &job, &got, &failed) == CORE_OK,
-				      "group %zu n %zu: item %zu met a foreign scratch", g, n, failed);
+				      "group %zu n %zu: item %zu met a foreign scratch", g, n,
+				      failed);
 			for (size_t i = 0; i < n; i++)
 				len += (size_t)snprintf(num, sizeof(num), "%zu", i);
 			ck_assert_uint_eq(got.len, len);	/* every item once */
