@@ -353,9 +353,8 @@ enum core_result mesh_raycast(const struct mesh *m, const struct ray *ray,
 	return mesh_raycast_isa(m, ray, opts, hits, nhits, total, RC_ISA_AUTO);
 }
 
-
 /* Rays a batch's walks are started from at once: their rq and collectors
- * live on the stack (about 300 bytes a ray). */
+ * live on the stack (376 bytes a ray). */
 #define RC_BATCH_CHUNK 64
 
 enum core_result mesh_raycast_batch_isa(const struct mesh *m, const struct ray *rays, size_t n,

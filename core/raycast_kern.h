@@ -329,6 +329,19 @@ kern_leaf_step(const struct mesh *m, const struct rq *q, struct collector *cl,
 	return 0;
 }
 
+/* The next waiting entry that may still hold a hit nearer than tcur, into
+ * *cur; 0 when none is left (the walk has ended). */
+KFN static inline __attribute__((always_inline)) int
+kern_pop(const struct kern_stack *stack, int *sp, float tcur, struct kern_stack *cur)
+{
+	do {
+		if (!*sp)
+			return 0;
+		*cur = stack[--*sp];
+	} while (cur->tn > tcur);
+	return 1;
+}
+
 KFN static inline void kern_ray_init(struct kern_ray *kr, const struct rq *q)
 {
 	for (int a = 0; a < 3; a++) {
@@ -369,11 +382,8 @@ KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl
 				return;
 			}
 		}
-		do {
-			if (!sp)
-				return;
-			cur = stack[--sp];
-		} while (cur.tn > tcur);
+		if (!kern_pop(stack, &sp, tcur, &cur))
+			return;
 	}
 }
 
@@ -433,6 +443,8 @@ KFN static inline int kern_step(const struct mesh *m, struct kern_walk *w)
 		if (r > 0)
 			goto out;
 	}
+	/* kern_pop, written out: through the helper this walk's cur went
+	 * through memory, 57 more instructions per level ray (callgrind) */
 	do {
 		if (!sp)
 			return 1;
