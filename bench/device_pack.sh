@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # device_pack.sh - one archive for a lent many-core machine, which reaches no
-# package registry: the daemon and collisiond-bench built here, nginx, wrk and
-# curl from this machine, the harness's `anchors` (Embree 3) when it is
-# built, every library they load (the dynamic loader included, so that they
-# run whatever the other machine's libraries are), the level mesh with RAYS
+# package registry: the daemon and collisiond-bench built here, nginx, wrk,
+# curl and taskset (the lent image may lack util-linux) from this machine,
+# the harness's `anchors` (Embree 3) when it is built, every library they
+# load (the dynamic loader included, so that they run whatever the other
+# machine's libraries are), the level mesh with RAYS
 # of its rays (the first and the last RAYS/2: incoherent ones and shots),
 # and the scripts that measure.
 #
@@ -32,7 +33,7 @@ mkdir -p "$OUT/bin/real" "$OUT/lib" "$OUT/data" "$OUT/bench"
 # each program: the binary under bin/real, a wrapper in bin that starts it
 # with the carried loader and libraries
 progs=(build/collisiond build/collisiond-bench "$(command -v nginx)" "$(command -v wrk)"
-	"$(command -v curl)")
+	"$(command -v curl)" "$(command -v taskset)")
 [ -x "$ANCHORS" ] && progs+=("$ANCHORS")
 for p in "${progs[@]}"; do
 	name=$(basename "$p")

@@ -17,7 +17,8 @@ LOG=${OUT:+$OUT/device.txt}
 exec > >(tee ${LOG:+"$LOG"}) 2>&1
 cd "$D"
 export PATH="$D/bin:$PATH"
-echo "== $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+echo "== $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), kernel $(uname -r)"
+echo "== pinned to core 0: $(taskset -c 0 grep Cpus_allowed_list /proc/self/status 2>&1)"
 echo "== HTTP against nginx, N = ${NS:-1 2 4 8}, ${ROUNDS:-3} rounds"
 # shellcheck disable=SC2086
 COLLISIOND=$D/bin/collisiond NGINX_BIN=$D/bin/nginx WRK=$D/bin/wrk ROUNDS=${ROUNDS:-3} \
