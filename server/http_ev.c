@@ -68,9 +68,7 @@ static const char *worker_date(struct ev_worker *w)
 /* Free what a request holds; the struct itself is reused. */
 static void request_release(struct request *r)
 {
-	free(r->body);
-	r->body = NULL;
-	r->len = r->cap = 0;
+	http_body_release(r);
 	if (r->raw != r->raw_inline)
 		free(r->raw);
 	r->raw = NULL;

@@ -19,6 +19,7 @@
 #include "http_check.h"
 
 #define RAW_PATH_INLINE 256	/* longer raw paths are copied to the heap */
+#define BODY_INLINE 512		/* smaller announced bodies (a ray, a segment) are read in place */
 
 struct ev_server;
 
@@ -76,10 +77,11 @@ struct request {
 	uint64_t discarded;
 	uint64_t body_t0_ns, body_bytes;	/* for the body deadline */
 	uint64_t discard_t0_ns;
-	char *body;
+	char *body;			/* body_inline or the heap's */
 	size_t len, cap;
 	char method[12];
-	char raw_inline[RAW_PATH_INLINE];
+	char raw_inline[RAW_PATH_INLINE];	/* from here on not cleared per request */
+	char body_inline[BODY_INLINE];
 };
 
 
@@ -114,6 +116,9 @@ enum http_next {
 	HTTP_NEXT_BODY,		/* read the body (http_on_body), then answer */
 	HTTP_NEXT_REFUSE,	/* answer r->verdict now, before the body; then close and linger */
 };
+
+/* Free r's body (unless it is r->body_inline); r->body NULL, len and cap 0. */
+void http_body_release(struct request *r);
 
 /* The request's head has arrived: note its start time and method. The
  * engine counts it in flight. */

@@ -215,8 +215,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 /* Free what a request holds; the struct itself may be reused. */
 static void request_release(struct request *r)
 {
-	free(r->body);
-	r->body = NULL;
+	http_body_release(r);
 	if (r->raw != r->raw_inline)
 		free(r->raw);
 	r->raw = NULL;

@@ -184,10 +184,16 @@ static void start_discard(struct http_server *s, struct request *r)
 {
 	r->discarding = 1;
 	r->discard_t0_ns = now_ns();
-	free(r->body);
+	http_body_release(r);
+	arm_body_deadline(s, r);
+}
+
+void http_body_release(struct request *r)
+{
+	if (r->body != r->body_inline)
+		free(r->body);
 	r->body = NULL;
 	r->len = r->cap = 0;
-	arm_body_deadline(s, r);
 }
 
 void http_request_start(struct request *r, const char *method)
@@ -232,8 +238,9 @@ enum http_next http_request_head(struct http_server *s, struct request *r, const
 	}
 	arm_body_deadline(s, r);
 	if (known && !r->ops) {
-		/* One allocation for the announced body, plus a NUL for parsers. */
-		r->body = malloc((size_t)clen + 1);
+		/* The announced body, plus a NUL for parsers: in place when small
+		 * (a ray's query), else one allocation. */
+		r->body = clen < sizeof(r->body_inline) ? r->body_inline : malloc((size_t)clen + 1);
 		if (!r->body) {
 			refuse(r, API_INTERNAL, NULL, "out of memory");
 			conn_watch_arm(r->watch, 0, WATCH_NONE);
@@ -275,9 +282,11 @@ int http_on_body(struct http_server *s, struct request *r, const char *data, siz
 			cap = cap > SIZE_MAX / 2 ? r->len + n + 1 : cap * 2;
 		if (cap > r->limit + 1)
 			cap = r->limit + 1;
-		nb = realloc(r->body, cap);
+		nb = r->body == r->body_inline ? malloc(cap) : realloc(r->body, cap);
 		if (!nb)
 			return -1;
+		if (r->body == r->body_inline)
+			memcpy(nb, r->body, r->len);
 		r->body = nb;
 		r->cap = cap;
 	}

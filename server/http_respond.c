@@ -84,9 +84,7 @@ void http_api_response(struct http_server *s, struct request *r, const char *met
 	r->ray_kind = resp->ray_kind;
 	r->rays = resp->rays;
 	metrics_record_worlds(s->p.metrics, resp->world_shots, resp->world_snapshots);
-	free(r->body);
-	r->body = NULL;
-	r->len = r->cap = 0;
+	http_body_release(r);
 }
 
 _Static_assert(ACCESS_LINE_MAX <= LOG_LINE_MAX - 64, "an access line fits log_access_begin's room");

@@ -38,6 +38,26 @@ test_expect 'raycast: the epoll engine answers byte for byte as the mhd engine' 
 	URL=$EV_URL jexpect 200 POST /v1/meshes/cube/raycast "$RAYS" && body_same mhd &&
 	header Content-Type application/json
 '
+test_expect 'bodies across the in-place size (511 and 512 bytes and around), small and large in turn on one connection: the same answer in both engines' '
+	python3 - "$MHD_URL" "$EV_URL" "$RAYS" <<"PY"
+import http.client, sys, urllib.parse
+rays = sys.argv[3]
+sizes = [len(rays), 510, 511, 512, 513, len(rays) + 1, 4000, 511, 40000, 300, 512]
+answers = []
+for url in sys.argv[1:3]:
+    u = urllib.parse.urlsplit(url)
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    for n in sizes:
+        body = rays[:-1] + " " * (n - len(rays)) + "}"
+        assert len(body) == n
+        c.request("POST", "/v1/meshes/cube/raycast", body, {"Content-Type": "application/json"})
+        r = c.getresponse()
+        got = r.read()
+        assert r.status == 200, (url, n, r.status, got)
+        answers.append(got)
+assert len(set(answers)) == 1, answers
+PY
+'
 test_expect 'query string: keys and values decoded alike in both engines ("a+b%41" is "a bA")' '
 	URL=$MHD_URL expect 400 POST "/v1/meshes/cube/raycast?a+b%41=1" \
 		-H "Content-Type: application/octet-stream" --data-binary "" && body_save mhdq &&
