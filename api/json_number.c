@@ -27,10 +27,90 @@ static const double pow10_exact[] = {
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 };
 
+#if defined(__SIZEOF_INT128__)
+typedef unsigned __int128 u128;
+
+/* 10^k for k <= 22 (10^20 and up are past 64 bits). */
+static const u128 pow10_u128[23] = {
+	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
+	UINT64_C(10000000000), UINT64_C(100000000000), UINT64_C(1000000000000),
+	UINT64_C(10000000000000), UINT64_C(100000000000000), UINT64_C(1000000000000000),
+	UINT64_C(10000000000000000), UINT64_C(100000000000000000),
+	UINT64_C(1000000000000000000), UINT64_C(10000000000000000000),
+	(u128)UINT64_C(10000000000000000000) * 10, (u128)UINT64_C(10000000000000000000) * 100,
+	(u128)UINT64_C(10000000000000000000) * 1000,
+};
+
+/*
+ * The double nearest the exact value (q + f) * 2^e2, where 0 <= f < 1 is
+ * above 0 exactly when sticky is set: q's top 53 bits, rounded by the bits
+ * below them and the sticky bit, half to even (strtod's rounding). q >= 2^53
+ * and the result a normal double, as wide_mantissa's callers ensure.
+ */
+static double round_wide(u128 q, int sticky, int e2)
+{
+	uint64_t hi = (uint64_t)(q >> 64), top, bits;
+	int width = hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll((uint64_t)q);
+	int drop = width - 53;	/* >= 1: q >= 2^53 */
+	u128 rest = q & (((u128)1 << drop) - 1), half = (u128)1 << (drop - 1);
+	double d;
+
+	top = (uint64_t)(q >> drop);
+	if (rest > half || (rest == half && (sticky || (top & 1))))
+		top++;
+	e2 += drop;
+	if (top == UINT64_C(1) << 53) {	/* rounded up to the next power of two */
+		top >>= 1;
+		e2++;
+	}
+	/* top * 2^e2 with 2^52 <= top < 2^53: biased exponent e2 + 52 + 1023 */
+	bits = (uint64_t)(e2 + 52 + 1023) << 52 | (top & ((UINT64_C(1) << 52) - 1));
+	memcpy(&d, &bits, sizeof(d));
+	return d;
+}
+
+/*
+ * m * 10^e10 for a mantissa past Clinger's 2^53 (the 16 to 19 digits of a
+ * float printed as a double, "0.10000000149011612"), correctly rounded in
+ * integer arithmetic: for -22 <= e10 < 0 the quotient of m (shifted to the
+ * top of 64 bits) times 2^64 by 10^-e10, at least 54 bits since 10^22 <
+ * 2^74, with its remainder as the sticky bit; for 0 <= e10 <= 19 the exact
+ * 128-bit product. Both values are normal doubles (2^53 / 10^22 is about
+ * 9e-7, 2^64 * 10^19 about 2e38). 0, or -1 for other exponents.
+ */
+static int wide_mantissa(uint64_t m, int e10, int neg, double *out)
+{
+	double d;
+
+	if (e10 < 0 && e10 >= -22) {
+		int lz = __builtin_clzll(m);
+		u128 num = (u128)(m << lz) << 64, den = pow10_u128[-e10], q = num / den;
+
+		d = round_wide(q, num - q * den != 0, -64 - lz);
+	} else if (e10 >= 0 && e10 <= 19) {
+		d = round_wide((u128)m * (uint64_t)pow10_u128[e10], 0, 0);
+	} else {
+		return -1;
+	}
+	*out = neg ? -d : d;
+	return 0;
+}
+#else
+static int wide_mantissa(uint64_t m, int e10, int neg, double *out)
+{
+	(void)m;
+	(void)e10;
+	(void)neg;
+	(void)out;
+	return -1;
+}
+#endif
+
 /*
  * The exact m * 10^e10 (negated when neg) into *out when one IEEE operation
- * gives it: m <= 2^53 and |e10| <= 22 (see number_fast). 0, or -1 when the
- * caller must ask strtod.
+ * gives it: m <= 2^53 and |e10| <= 22 (see number_fast), or when m is wider
+ * and wide_mantissa's integer arithmetic does. 0, or -1 when the caller must
+ * ask strtod.
  */
 static inline int clinger(uint64_t m, int e10, int neg, double *out)
 {
@@ -40,8 +120,10 @@ static inline int clinger(uint64_t m, int e10, int neg, double *out)
 		*out = neg ? -0.0 : 0.0;
 		return 0;
 	}
-	if (m > (UINT64_C(1) << 53) || e10 < -22 || e10 > 22)
+	if (e10 < -22 || e10 > 22)
 		return -1;
+	if (m > (UINT64_C(1) << 53))
+		return wide_mantissa(m, e10, neg, out);
 	d = (double)m;
 	d = e10 >= 0 ? d * pow10_exact[e10] : d / pow10_exact[-e10];
 	*out = neg ? -d : d;

@@ -419,6 +419,47 @@ START_TEST(test_number_fast_path_edges)
 }
 END_TEST
 
+/*
+ * Mantissas past 2^53 (16 to 19 digits, as a float printed as a double
+ * reads: "0.10000000149011612") are rounded in integer arithmetic; exact
+ * halves must go to the even neighbour as strtod's do: an odd 54-bit n is
+ * halfway between two doubles, and so are n * 5^k / 10^k = n / 2^k and,
+ * for an odd o with 5o of 54 bits, o * 2^j * 10 = 5o * 2^(j+1). Each also
+ * one unit of the last digit to either side (just off the half).
+ */
+START_TEST(test_number_wide_mantissa_halves)
+{
+	char num[64];
+	int k;
+
+	rng.s = 0x5eed0f4a1f5eedull;
+	for (k = 0; k < 50000; k++) {
+		uint64_t n = ((UINT64_C(1) << 53) + (rnd() & ((UINT64_C(1) << 53) - 1))) | 1;
+		uint64_t o = ((UINT64_C(1) << 53) / 5 + rnd() % ((UINT64_C(1) << 53) / 5)) | 1;
+		int d, j = 3 + (int)rnd_below(7);
+
+		for (d = -1; d <= 1; d++) {
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)(n + (uint64_t)d));
+			check_number(num);
+			snprintf(num, sizeof(num), "%llue-1", (unsigned long long)(n * 5 + (uint64_t)d));
+			check_number(num);
+			snprintf(num, sizeof(num), "%llu.%03llu",
+				 (unsigned long long)(n * 125 + (uint64_t)d) / 1000,
+				 (unsigned long long)(n * 125 + (uint64_t)d) % 1000);
+			check_number(num);
+			snprintf(num, sizeof(num), "-%llue1", (unsigned long long)((o << j) + (uint64_t)d));
+			check_number(num);
+		}
+		/* a float as a double, with 17 significant digits, and at 10^-22 */
+		snprintf(num, sizeof(num), "%.17g", (double)(float)((double)rnd() / 1e16 - 900.0));
+		check_number(num);
+		snprintf(num, sizeof(num), "%llue-22",
+			 (unsigned long long)(n + (rnd() & ((UINT64_C(1) << 62) - 1))));
+		check_number(num);
+	}
+}
+END_TEST
+
 START_TEST(test_number_valueint_saturates)
 {
 	static const struct {
@@ -662,6 +703,7 @@ static Suite *json_suite(void)
 	tcase_add_test(tc, test_number_random_vs_strtod);
 	tcase_add_test(tc, test_number_printed_doubles_vs_strtod);
 	tcase_add_test(tc, test_number_fast_path_edges);
+	tcase_add_test(tc, test_number_wide_mantissa_halves);
 	tcase_add_test(tc, test_number_valueint_saturates);
 	tcase_add_loop_test(tc, test_invalid_forms, 0, (int)(sizeof(bad_rows) / sizeof(bad_rows[0])));
 	tcase_add_test(tc, test_invalid_args);
