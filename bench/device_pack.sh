@@ -4,9 +4,9 @@
 # curl and taskset (the lent image may lack util-linux) from this machine,
 # the harness's `anchors` (Embree 3) when it is built, every library they
 # load (the dynamic loader included, so that they run whatever the other
-# machine's libraries are), the level mesh with RAYS
-# of its rays (the first and the last RAYS/2: incoherent ones and shots),
-# and the scripts that measure.
+# machine's libraries are), the level mesh with RAYS of its rays (the first
+# and the last RAYS/2: incoherent ones and shots), and the scripts that
+# measure.
 #
 #   bench/device_pack.sh            (make device-pack)
 #
