@@ -362,6 +362,66 @@ static __attribute__((noinline)) int number_general(struct json_cursor *c, doubl
 	return 0;
 }
 
+#if HAVE_SWAR && defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+/*
+ * json_cursor_number's fast path for 16 to 19 digits (a float printed as a
+ * double: "-0.0735000029206275940", "254.32672119140625"): the same
+ * spellings, with up to 23 fraction digits in three eight-byte reads (34
+ * bytes left), the mantissa (< 10^19) to Clinger's division up to 2^53 and
+ * to wide_mantissa past it. Anything else takes number_general. Kept apart
+ * (not inlined) so that the short numbers' path stays as lean as it was.
+ */
+static __attribute__((noinline)) int number_long(struct json_cursor *c, double *out)
+{
+	static const uint64_t zeros = UINT64_C(0x3030303030303030);
+	const unsigned char *p = c->s + c->i;
+	int neg = p[0] == '-';
+	uint64_t x = load8(p + neg) ^ zeros, y, z, w = 0, m;
+	unsigned a = leading_digits(x), b, b2, b3 = 0, len;
+	double d;
+
+	/* the caller saw 1..7 integer digits, '.', then 8 fraction digits */
+	m = eight_digit_values(x << (8 * (8 - a)));
+	len = (unsigned)neg + a;
+	y = load8(p + len + 1) ^ zeros;
+	b = leading_digits(y);
+	z = load8(p + len + 9) ^ zeros;
+	b2 = leading_digits(z);
+	if (b2 == 8) {
+		/* a third read, to p[len + 24] <= p[32] */
+		if (c->n - c->i < 34)
+			return number_general(c, out);
+		w = load8(p + len + 17) ^ zeros;
+		b3 = leading_digits(w);
+	}
+	if (b != 8 || b3 == 8 || a + b + b2 + b3 > 19)
+		return number_general(c, out);
+	m = m * pow10_exact_u64[8] + eight_digit_values(y);
+	if (b2 < 8) {
+		if (b2)
+			m = m * pow10_exact_u64[b2] + eight_digit_values(z << (8 * (8 - b2)));
+	} else {
+		m = m * pow10_exact_u64[8] + eight_digit_values(z);
+		if (b3)
+			m = m * pow10_exact_u64[b3] + eight_digit_values(w << (8 * (8 - b3)));
+	}
+	b += b2 + b3;
+	len += 1 + b;
+	if ((p[len] | 0x20) == 'e' || p[len] == '.')
+		return number_general(c, out);
+	if (m > UINT64_C(1) << 53) {
+		/* b <= 22 places: wide_mantissa answers, but where it cannot */
+		if (wide_mantissa(m, -(int)b, neg, out))
+			return number_general(c, out);
+	} else {
+		d = (double)m / pow10_exact[b];
+		*out = neg ? -d : d;
+	}
+	c->i += len;
+	return 0;
+}
+#endif
+
 /*
  * The spellings clients send most, read in a few steps: an optional '-', 1
  * to 7 integer digits (no leading zero but a lone "0"), and optionally '.'
@@ -369,7 +429,8 @@ static __attribute__((noinline)) int number_general(struct json_cursor *c, doubl
  * anything but a digit, '.' or an exponent; at least 26 bytes left so that
  * the eight-byte reads stay inside. The mantissa (< 10^15) is exact and one
  * division by an exact power of ten gives the correctly rounded value, as
- * clinger does. Every other number takes number_general.
+ * clinger does. 16 to 19 digits take number_long, every other number
+ * number_general.
  */
 int json_cursor_number(struct json_cursor *c, double *out)
 {
@@ -396,8 +457,10 @@ int json_cursor_number(struct json_cursor *c, double *out)
 				z = load8(p + len + 9) ^ zeros;
 				b2 = leading_digits(z);
 			}
-			if (b == 0 || b2 == 8 || a + b + b2 > 15)
+			if (b == 0)
 				return number_general(c, out);
+			if (b2 == 8 || a + b + b2 > 15)
+				return b == 8 ? number_long(c, out) : number_general(c, out);
 			if (b < 8) {
 				m = m * pow10_exact_u64[b] + eight_digit_values(y << (8 * (8 - b)));
 			} else {
