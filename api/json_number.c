@@ -1,5 +1,6 @@
-/* json_number.c - JSON number text to double, bit-identical to strtod (Clinger's fast path);
- * the cursor's number step checks and converts in one pass. */
+/* json_number.c - JSON number text to double, bit-identical to strtod (Clinger's fast path,
+ * 128-bit integer rounding for 16 to 19 digits, strtod_l beyond); the cursor's number step
+ * checks and converts in one pass. */
 #include <float.h>
 #include <locale.h>
 #include <pthread.h>

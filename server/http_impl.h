@@ -19,7 +19,8 @@
 #include "http_check.h"
 
 #define RAW_PATH_INLINE 256	/* longer raw paths are copied to the heap */
-#define BODY_INLINE 512		/* smaller announced bodies (a ray, a segment) are read in place */
+/* announced bodies under this (a ray's, a segment's query) are read in place */
+#define BODY_INLINE 512
 
 struct ev_server;
 

@@ -441,13 +441,15 @@ START_TEST(test_number_wide_mantissa_halves)
 		for (d = -1; d <= 1; d++) {
 			snprintf(num, sizeof(num), "%llu", (unsigned long long)(n + (uint64_t)d));
 			check_number(num);
-			snprintf(num, sizeof(num), "%llue-1", (unsigned long long)(n * 5 + (uint64_t)d));
+			snprintf(num, sizeof(num), "%llue-1",
+				 (unsigned long long)(n * 5 + (uint64_t)d));
 			check_number(num);
 			snprintf(num, sizeof(num), "%llu.%03llu",
 				 (unsigned long long)(n * 125 + (uint64_t)d) / 1000,
 				 (unsigned long long)(n * 125 + (uint64_t)d) % 1000);
 			check_number(num);
-			snprintf(num, sizeof(num), "-%llue1", (unsigned long long)((o << j) + (uint64_t)d));
+			snprintf(num, sizeof(num), "-%llue1",
+				 (unsigned long long)((o << j) + (uint64_t)d));
 			check_number(num);
 		}
 		/* a float as a double, with 17 significant digits, and at 10^-22 */
