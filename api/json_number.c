@@ -370,7 +370,10 @@ static __attribute__((noinline)) int number_general(struct json_cursor *c, doubl
  * spellings, with up to 23 fraction digits in three eight-byte reads (34
  * bytes left), the mantissa (< 10^19) to Clinger's division up to 2^53 and
  * to wide_mantissa past it. Anything else takes number_general. Kept apart
- * (not inlined) so that the short numbers' path stays as lean as it was.
+ * (not inlined) so that the short numbers' path stays as lean as it was,
+ * and reading the number again from its start: taking the caller's digits
+ * as arguments saved long numbers 3 % but cost the 9-digit ones 0.5 %
+ * (callgrind, 1000-ray batches).
  */
 static __attribute__((noinline)) int number_long(struct json_cursor *c, double *out)
 {

@@ -115,12 +115,10 @@ enum core_result mesh_raycast(const struct mesh *m, const struct ray *ray,
 enum core_result mesh_raycast_batch(const struct mesh *m, const struct ray *rays, size_t n,
 				    const struct query_opts *opts, struct hit *hits,
 				    uint32_t *nhits, enum core_result *res);
-/* Meshes holding less than this are batch-cast one ray at a time.
- * Measured here (2 MiB of L2 a core; interleaved walks always against one
- * at a time, closest / any-hit rays a second, bunny's rays on the bunny
- * subdivided): 0.26 MB 0.88 / 0.86x, 1 MB 0.80 / 0.75x, 4.2 MB 0.90 /
- * 0.94x, 8.8 MB 0.90 / 0.95x, 12.8 MB 1.09 / 1.18x, 16.9 MB 1.18-1.26 /
- * 1.13-1.29x; level (36 MB) 1.20 / 1.36x. */
+/* Meshes holding less than this are batch-cast one ray at a time: on the
+ * development machine (2 MiB of L2 a core) interleaved walks ran 0.75-0.95x
+ * one at a time up to 8.8 MB and 1.09-1.29x from 12.8 MB (README,
+ * Performance, has each size). */
 #define MESH_BATCH_WALK_BYTES (10u << 20)
 
 struct obb;
