@@ -110,6 +110,21 @@ enum api_err decode_obb_query(const cJSON *root, const struct api_limits *lim,
 /* POST /v1/hitscan. */
 enum api_err decode_hitscan_query(const cJSON *root, const struct api_limits *lim,
 				  struct query *q, struct api_fail *f);
+/*
+ * The fast path of decode_hitscan_query (rays_direct.c), as
+ * decode_ray_query_direct: the shots (or the single shot's members) read
+ * straight from the text; "mesh", "transform" and "boxes", a few members,
+ * through the tree path's readers on a tree of only them, parsed into a
+ * (q->mesh and the box ids point into it: release a after q).
+ */
+int decode_hitscan_query_direct(const char *body, size_t len, const struct api_limits *lim,
+				struct json_arena *a, struct query *q);
+/* decode_hitscan_query's reading of "mesh", "transform" and "boxes" into q
+ * (its defaults included), from root, an object of only those members:
+ * the tree half of decode_hitscan_query_direct. On failure q may hold
+ * boxes: query_release it. */
+enum api_err decode_hitscan_targets(const cJSON *root, const struct api_limits *lim,
+				    struct query *q, struct api_fail *f);
 
 /*
  * POST /v1/meshes/{name}/raycast with Content-Type application/octet-stream

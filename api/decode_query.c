@@ -463,41 +463,70 @@ struct hitq_fields {
 	struct rays_fields r;
 	struct fval mesh, transform, boxes;
 };
+/* what a hitscan's shots are cast against */
+#define HITSCAN_TARGET_ROWS \
+	{ "mesh", FIELD_NAME, 0, offsetof(struct hitq_fields, mesh), NULL }, \
+	{ "transform", FIELD_RAW, 0, offsetof(struct hitq_fields, transform), NULL }, \
+	{ "boxes", FIELD_RAW, 0, offsetof(struct hitq_fields, boxes), NULL }
 static const struct field hitq_rows[] = {
 	RAYS_ROWS(struct hitq_fields),
 	{ "shots", FIELD_RAW, 0, offsetof(struct hitq_fields, r.batch), NULL },
-	{ "mesh", FIELD_NAME, 0, offsetof(struct hitq_fields, mesh), NULL },
-	{ "transform", FIELD_RAW, 0, offsetof(struct hitq_fields, transform), NULL },
-	{ "boxes", FIELD_RAW, 0, offsetof(struct hitq_fields, boxes), NULL },
+	HITSCAN_TARGET_ROWS,
 };
+static const struct field hitq_target_rows[] = { HITSCAN_TARGET_ROWS };
+
+/* A hitscan's defaults, then its mesh and transform (a transform only with
+ * a mesh) from hf into q. */
+static enum api_err hitscan_mesh(const struct hitq_fields *hf, struct query *q,
+				 struct api_fail *f)
+{
+	struct jpath pxf = { NULL, "transform", 0 };
+	enum api_err e;
+
+	q->items = "shots";
+	q->opts.mode = HIT_CLOSEST;
+	q->opts.max_hits = 1;
+	q->mesh = hf->mesh.s;
+	if (!hf->transform.given)
+		return API_OK;
+	if (!q->mesh)
+		return fail_at(f, API_INVALID_REQUEST, &pxf, "only with mesh");
+	e = decode_xform(hf->transform.raw, &pxf, &q->xf, f);
+	q->has_xform = !e;
+	return e;
+}
 
 enum api_err decode_hitscan_query(const cJSON *root, const struct api_limits *lim,
 				  struct query *q, struct api_fail *f)
 {
-	struct jpath pxf = { NULL, "transform", 0 };
 	struct hitq_fields hf;
 	enum api_err e;
 
 	memset(q, 0, sizeof(*q));
 	memset(&hf, 0, sizeof(hf));
-	q->items = "shots";
-	q->opts.mode = HIT_CLOSEST;
-	q->opts.max_hits = 1;
 	e = fields_decode(root, NULL, hitq_rows, FIELD_COUNT(hitq_rows), &hf, f);
-	if (e)
-		return query_done(q, e);
-	q->mesh = hf.mesh.s;
-	if (hf.transform.given) {
-		if (!q->mesh)
-			return query_done(q, fail_at(f, API_INVALID_REQUEST, &pxf, "only with mesh"));
-		e = decode_xform(hf.transform.raw, &pxf, &q->xf, f);
-		q->has_xform = !e;
-	}
+	if (!e)
+		e = hitscan_mesh(&hf, q, f);
 	if (!e)
 		e = decode_rays(root, &hf.r, lim, q, f);
 	if (!e)
 		e = decode_boxes(hf.boxes.raw, lim, &q->boxes, f);
 	return query_done(q, e);
+}
+
+enum api_err decode_hitscan_targets(const cJSON *root, const struct api_limits *lim,
+				    struct query *q, struct api_fail *f)
+{
+	struct hitq_fields hf;
+	enum api_err e;
+
+	memset(&hf, 0, sizeof(hf));
+	e = fields_decode(root, NULL, hitq_target_rows, FIELD_COUNT(hitq_target_rows), &hf, f);
+	if (!e)
+		e = hitscan_mesh(&hf, q, f);
+	if (!e)
+		e = decode_boxes(hf.boxes.raw, lim, &q->boxes, f);
+	return e;
 }
 
 struct overlap_fields {

@@ -353,9 +353,10 @@ static void answer_query(const struct api_ctx *ctx, const struct query *q, const
 
 typedef enum api_err (*query_decoder)(const cJSON *root, const struct api_limits *lim,
 				      struct query *q, struct api_fail *f);
-/* A tree-free fast path of a query_decoder: 1 decoded, 0 declined (decode.h). */
+/* A tree-free fast path of a query_decoder: 1 decoded, 0 declined (decode.h);
+ * a holds whatever q points into. */
 typedef int (*query_direct)(const char *body, size_t len, const struct api_limits *lim,
-			    struct query *q);
+			    struct json_arena *a, struct query *q);
 
 /* A JSON query endpoint: what api_json_query needs to answer it. */
 struct json_endpoint {
@@ -383,7 +384,7 @@ static void api_json_query(const struct api_ctx *ctx, const struct api_request *
 
 	resp->ray_kind = ep->ray_kind;
 	batch_pool_warm(ctx->pool, req->body_len / JSON_RAY_BYTES, 0);	/* while it parses */
-	if ((!ep->direct || !ep->direct(req->body, req->body_len, &ctx->limits, &q)) &&
+	if ((!ep->direct || !ep->direct(req->body, req->body_len, &ctx->limits, &arena, &q)) &&
 	    (api_json_parse_in(req->body, req->body_len, &arena, &root, &f) ||
 	     ep->decode(root, &ctx->limits, &q, &f))) {
 		api_respond_fail(resp, &f);
@@ -396,12 +397,25 @@ static void api_json_query(const struct api_ctx *ctx, const struct api_request *
 	json_arena_release(&arena);
 }
 
+static int ray_direct(const char *body, size_t len, const struct api_limits *lim,
+		      struct json_arena *a, struct query *q)
+{
+	return decode_ray_query_direct(body, len, lim, q);
+}
+
+static int segment_direct(const char *body, size_t len, const struct api_limits *lim,
+			  struct json_arena *a, struct query *q)
+{
+	return decode_segment_query_direct(body, len, lim, q);
+}
+
 static const struct json_endpoint ep_raycast = {
-	"mesh_ray", decode_ray_query, decode_ray_query_direct, item_mesh_json, 1 };
+	"mesh_ray", decode_ray_query, ray_direct, item_mesh_json, 1 };
 static const struct json_endpoint ep_segment = {
-	"mesh_segment", decode_segment_query, decode_segment_query_direct, item_mesh_json, 1 };
+	"mesh_segment", decode_segment_query, segment_direct, item_mesh_json, 1 };
 static const struct json_endpoint ep_obb = { "obb_ray", decode_obb_query, NULL, item_obb, 0 };
-static const struct json_endpoint ep_hitscan = { "hitscan", decode_hitscan_query, NULL, item_hitscan, 0 };
+static const struct json_endpoint ep_hitscan = {
+	"hitscan", decode_hitscan_query, decode_hitscan_query_direct, item_hitscan, 0 };
 
 void handle_mesh_raycast(const struct api_ctx *ctx, const struct api_request *req,
 			 const struct api_match *m, struct api_response *resp)

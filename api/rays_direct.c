@@ -1,6 +1,7 @@
-/* rays_direct.c - the fast path of decode_ray_query and decode_segment_query:
- * a plainly valid batch of rays or segments, or a single one, read straight
- * from the body text, no tree (decode.h). */
+/* rays_direct.c - the fast path of decode_ray_query, decode_segment_query
+ * and decode_hitscan_query: a plainly valid batch of rays, segments or
+ * shots, or a single one, read straight from the body text, no tree
+ * (decode.h). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,7 +20,9 @@
  * query_set_opts on cJSON nodes standing for the values, a transform
  * through json_parse and decode_xform on its own text, a segment through
  * segment_qray, a ray through the field rules (FIELD_VEC3, FIELD_DIR,
- * FIELD_POSITIVE) and qray_init as decode_ray calls it. Anything else is
+ * FIELD_POSITIVE) and qray_init as decode_ray calls it, a hitscan's
+ * "mesh", "transform" and "boxes" through decode_hitscan_targets on a tree
+ * of their own text. Anything else is
  * declined, never judged here: an escaped key, null, a missing or repeated
  * member, a wrong type, a rule broken, a limit passed. So the only errors
  * are the tree path's.
@@ -27,25 +30,35 @@
 
 /* The members known here: a ray's, a segment's, then the top level's. */
 enum key { K_ORIGIN, K_DIRECTION, K_MAX_DISTANCE, K_START, K_END, K_RAYS, K_SEGMENTS,
-	   K_MODE, K_MAX_HITS, K_BACKFACES, K_TRANSFORM, K_NONE };
+	   K_SHOTS, K_MODE, K_MAX_HITS, K_BACKFACES, K_TRANSFORM, K_MESH, K_BOXES, K_NONE };
 
 #define KEY_BIT(k) (1u << (k))
 #define RAY_KEYS (KEY_BIT(K_ORIGIN) | KEY_BIT(K_DIRECTION) | KEY_BIT(K_MAX_DISTANCE))
 #define SEGMENT_KEYS (KEY_BIT(K_START) | KEY_BIT(K_END))
 #define OPTION_KEYS (KEY_BIT(K_MODE) | KEY_BIT(K_MAX_HITS) | KEY_BIT(K_BACKFACES) | \
 		     KEY_BIT(K_TRANSFORM))
+#define TARGET_KEYS (KEY_BIT(K_MESH) | KEY_BIT(K_TRANSFORM) | KEY_BIT(K_BOXES))
 
 static const struct direct_key keys[K_NONE] = {
 	{ "origin", 6 }, { "direction", 9 }, { "max_distance", 12 }, { "start", 5 }, { "end", 3 },
-	{ "rays", 4 }, { "segments", 8 }, { "mode", 4 }, { "max_hits", 8 }, { "backfaces", 9 },
-	{ "transform", 9 },
+	{ "rays", 4 }, { "segments", 8 }, { "shots", 5 }, { "mode", 4 }, { "max_hits", 8 },
+	{ "backfaces", 9 }, { "transform", 9 }, { "mesh", 4 }, { "boxes", 5 },
 };
+
+/* Which body: its items' key and the members beside them. */
+enum kind { RAYS, SEGMENTS, SHOTS };
 
 struct direct {
 	struct json_cursor c;
+	enum kind kind;
 	struct query *q;
 	size_t max_batch;	/* 0: no limit */
 	size_t cap;		/* q->rays */
+};
+
+/* A member's value as text: body[at, at + len) (len 0: absent). */
+struct span {
+	size_t at, len;
 };
 
 /* The top level's options once read: each node points at its value when given. */
@@ -53,7 +66,7 @@ struct options {
 	char mode_s[16], faces_s[16];
 	cJSON mode_v, hits_v, faces_v;
 	const cJSON *mode, *max_hits, *faces;
-	size_t xf_at, xf_len;	/* the transform's text (xf_len 0: absent) */
+	struct span xf, mesh, boxes;	/* hitscan's mesh and boxes, any transform */
 	int batch;		/* the batch form, not a single ray or segment */
 };
 
@@ -158,6 +171,18 @@ static int read_string(struct json_cursor *c, char *buf, size_t cap, cJSON *v)
 	return 0;
 }
 
+/* The value next, opened by open ('{', '[' or '"'), skipped: its text into *sp. */
+static int skip_value(struct json_cursor *c, int open, struct span *sp)
+{
+	if (peek(c) != open)
+		return -1;
+	sp->at = c->i;
+	if (json_cursor_skip(c, 1))
+		return -1;
+	sp->len = c->i - sp->at;
+	return 0;
+}
+
 /* One option member's value into o. */
 static int read_option(struct json_cursor *c, enum key k, struct options *o)
 {
@@ -176,14 +201,12 @@ static int read_option(struct json_cursor *c, enum key k, struct options *o)
 		o->hits_v = num_node(d);
 		o->max_hits = &o->hits_v;
 		return 0;
-	case K_TRANSFORM:	/* checked here, read by read_xform */
-		if (peek(c) != '{')
-			return -1;
-		o->xf_at = c->i;
-		if (json_cursor_skip(c, 1))
-			return -1;
-		o->xf_len = c->i - o->xf_at;
-		return 0;
+	case K_TRANSFORM:	/* checked here, read by read_xform or read_targets */
+		return skip_value(c, '{', &o->xf);
+	case K_MESH:		/* read by read_targets */
+		return skip_value(c, '"', &o->mesh);
+	case K_BOXES:
+		return skip_value(c, '[', &o->boxes);
 	default:
 		return -1;
 	}
@@ -195,8 +218,9 @@ static int read_top(struct direct *x, struct options *o)
 {
 	struct json_cursor *c = &x->c;
 	struct query *q = x->q;
-	enum key items = q->segments ? K_SEGMENTS : K_RAYS;
+	enum key items = x->kind == SHOTS ? K_SHOTS : q->segments ? K_SEGMENTS : K_RAYS;
 	unsigned item_keys = q->segments ? SEGMENT_KEYS : RAY_KEYS;
+	unsigned others = x->kind == SHOTS ? TARGET_KEYS : OPTION_KEYS;
 	struct single one;
 	unsigned seen = 0;
 	enum key k;
@@ -206,7 +230,7 @@ static int read_top(struct direct *x, struct options *o)
 	if (open_object(c))
 		return -1;
 	do {
-		k = read_key(c, KEY_BIT(items) | item_keys | OPTION_KEYS);
+		k = read_key(c, KEY_BIT(items) | item_keys | others);
 		if (first_time(k, K_NONE, &seen))
 			return -1;
 		if (k == items ? read_items(x) :
@@ -241,31 +265,80 @@ static int read_xform(const char *s, size_t len, struct query *q)
 	return r;
 }
 
-static int decode_direct(const char *body, size_t len, int segments,
-			 const struct api_limits *lim, struct query *q)
+/* The hitscan's "mesh", "transform" and "boxes" (those given in o, texts
+ * of body) into q: an object of only them, parsed into a, read by
+ * decode_hitscan_targets. */
+static int read_targets(const char *body, const struct options *o, const struct api_limits *lim,
+			struct json_arena *a, struct query *q)
+{
+	const struct {
+		const char *key;
+		struct span v;
+	} m[] = { { "\"mesh\":", o->mesh }, { "\"transform\":", o->xf }, { "\"boxes\":", o->boxes } };
+	size_t len = 2;
+	struct api_fail f;
+	const char *why;
+	char *text;
+	size_t off;
+	cJSON *root;
+	int r;
+
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		len += strlen(m[i].key) + m[i].v.len + 1;
+	text = malloc(len);	/* len < the body's length + 30 */
+	if (!text)
+		return -1;
+	len = 0;
+	text[len++] = '{';
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		if (!m[i].v.len)
+			continue;
+		if (len > 1)
+			text[len++] = ',';
+		memcpy(text + len, m[i].key, strlen(m[i].key));
+		len += strlen(m[i].key);
+		memcpy(text + len, body + m[i].v.at, m[i].v.len);
+		len += m[i].v.len;
+	}
+	text[len++] = '}';
+	r = json_parse(text, len, a, &root, &off, &why) || decode_hitscan_targets(root, lim, q, &f) ?
+		    -1 : 0;
+	free(text);
+	return r;
+}
+
+static int decode_direct(const char *body, size_t len, enum kind kind,
+			 const struct api_limits *lim, struct json_arena *a, struct query *q)
 {
 	struct direct x;
 	struct options o;
 	struct api_fail f;
+	int r;
 
 	memset(q, 0, sizeof(*q));
 	if (!body || len == 0)
 		return 0;
 	memset(&o, 0, sizeof(o));
 	json_cursor_init(&x.c, body, len);
+	x.kind = kind;
 	x.q = q;
 	x.max_batch = lim->max_batch;
 	x.cap = len / 80 + 1;	/* about the smallest ray a client sends at float32 precision */
 	if (x.max_batch && x.cap > x.max_batch)
 		x.cap = x.max_batch;
-	q->segments = segments;
-	q->items = segments ? "segments" : "rays";
+	q->segments = kind == SEGMENTS;
 	q->rays = malloc(x.cap * sizeof(*q->rays));	/* no overflow: cap <= len / 80 + 1 */
-	if (!q->rays || read_top(&x, &o) || query_set_opts(q, o.mode, o.max_hits, o.faces, &f) ||
-	    (o.xf_len && read_xform(body + o.xf_at, o.xf_len, q))) {
+	r = !q->rays || read_top(&x, &o);
+	if (!r && kind == SHOTS)	/* the hitscan's defaults come with its targets */
+		r = read_targets(body, &o, lim, a, q);
+	else if (!r)
+		r = query_set_opts(q, o.mode, o.max_hits, o.faces, &f) ||
+		    (o.xf.len && read_xform(body + o.xf.at, o.xf.len, q));
+	if (r) {
 		query_release(q);
 		return 0;
 	}
+	q->items = kind == SHOTS ? "shots" : kind == SEGMENTS ? "segments" : "rays";
 	q->batch = o.batch;
 	return 1;
 }
@@ -273,11 +346,17 @@ static int decode_direct(const char *body, size_t len, int segments,
 int decode_ray_query_direct(const char *body, size_t len, const struct api_limits *lim,
 			    struct query *q)
 {
-	return decode_direct(body, len, 0, lim, q);
+	return decode_direct(body, len, RAYS, lim, NULL, q);
 }
 
 int decode_segment_query_direct(const char *body, size_t len, const struct api_limits *lim,
 				struct query *q)
 {
-	return decode_direct(body, len, 1, lim, q);
+	return decode_direct(body, len, SEGMENTS, lim, NULL, q);
+}
+
+int decode_hitscan_query_direct(const char *body, size_t len, const struct api_limits *lim,
+				struct json_arena *a, struct query *q)
+{
+	return decode_direct(body, len, SHOTS, lim, a, q);
 }

@@ -1,0 +1,67 @@
+/* fuzz_hitscan_direct.c - libFuzzer target for decode_hitscan_query_direct
+ * (the tree-free decoder of POST /v1/hitscan bodies), checked against the
+ * tree path (json_parse + decode_hitscan_query) on every input: whatever the
+ * fast path takes, the tree path takes too, into the same struct (shots,
+ * mesh name, transform, boxes and their ids). Seeds in seeds/hitscan_direct/. */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "decode.h"
+#include "json.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int same_ray(const struct qray *r, const struct qray *s)
+{
+	return !memcmp(&r->ray.origin, &s->ray.origin, sizeof(r->ray.origin)) &&
+	       !memcmp(&r->ray.dir, &s->ray.dir, sizeof(r->ray.dir)) &&
+	       !memcmp(&r->ray.tmax, &s->ray.tmax, sizeof(r->ray.tmax)) &&
+	       !memcmp(r->dir, s->dir, sizeof(r->dir)) &&
+	       !memcmp(&r->length, &s->length, sizeof(r->length));
+}
+
+static int same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const struct api_limits lim = { 8, 0, 4, 0, 0, 0, 0 };
+	struct json_arena arena = JSON_ARENA_INIT, mine = JSON_ARENA_INIT;
+	struct query a, b;
+	struct api_fail f;
+	enum api_err e;
+	cJSON *root;
+	int taken;
+	size_t i;
+
+	taken = decode_hitscan_query_direct((const char *)data, size, &lim, &mine, &a);
+	memset(&b, 0, sizeof(b));
+	e = api_json_parse_in((const char *)data, size, &arena, &root, &f);
+	if (!e)
+		e = decode_hitscan_query(root, &lim, &b, &f);
+	if (taken) {
+		if (e || a.batch != b.batch || a.n != b.n || a.segments != b.segments ||
+		    strcmp(a.items, b.items) || memcmp(&a.opts, &b.opts, sizeof(a.opts)) ||
+		    a.has_xform != b.has_xform || memcmp(&a.xf, &b.xf, sizeof(a.xf)) ||
+		    !same_str(a.mesh, b.mesh) || a.boxes.n != b.boxes.n)
+			__builtin_trap();
+		for (i = 0; i < a.n; i++)
+			if (!same_ray(&a.rays[i], &b.rays[i]))
+				__builtin_trap();
+		for (i = 0; i < a.boxes.n; i++)
+			if (memcmp(&a.boxes.boxes[i], &b.boxes.boxes[i], sizeof(a.boxes.boxes[i])) ||
+			    !same_str(a.boxes.ids[i], b.boxes.ids[i]))
+				__builtin_trap();
+	} else if (a.rays || a.n || a.batch || a.has_xform || a.mesh || a.boxes.n) {
+		__builtin_trap();	/* declined: left empty */
+	}
+	query_release(&a);
+	if (!e)
+		query_release(&b);
+	json_arena_release(&arena);
+	json_arena_release(&mine);
+	return 0;
+}
