@@ -107,6 +107,14 @@ int decode_segment_query_direct(const char *body, size_t len, const struct api_l
 /* POST /v1/obb/raycast. */
 enum api_err decode_obb_query(const cJSON *root, const struct api_limits *lim,
 			      struct query *q, struct api_fail *f);
+/* Its fast path (rays_direct.c), as decode_hitscan_query_direct below: the
+ * rays from the text, "boxes" through decode_obb_targets. */
+int decode_obb_query_direct(const char *body, size_t len, const struct api_limits *lim,
+			    struct json_arena *a, struct query *q);
+/* decode_obb_query's reading of "boxes" (required) into q, from root, an
+ * object of only that member. On failure q may hold boxes: query_release it. */
+enum api_err decode_obb_targets(const cJSON *root, const struct api_limits *lim,
+				struct query *q, struct api_fail *f);
 /* POST /v1/hitscan. */
 enum api_err decode_hitscan_query(const cJSON *root, const struct api_limits *lim,
 				  struct query *q, struct api_fail *f);

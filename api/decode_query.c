@@ -436,11 +436,13 @@ struct obbq_fields {
 	struct rays_fields r;
 	struct fval boxes;
 };
+#define OBB_BOXES_ROW { "boxes", FIELD_RAW, 1, offsetof(struct obbq_fields, boxes), NULL }
 static const struct field obbq_rows[] = {
 	RAYS_ROWS(struct obbq_fields),
 	{ "rays", FIELD_RAW, 0, offsetof(struct obbq_fields, r.batch), NULL },
-	{ "boxes", FIELD_RAW, 1, offsetof(struct obbq_fields, boxes), NULL },
+	OBB_BOXES_ROW,
 };
+static const struct field obbq_target_rows[] = { OBB_BOXES_ROW };
 
 enum api_err decode_obb_query(const cJSON *root, const struct api_limits *lim,
 			      struct query *q, struct api_fail *f)
@@ -457,6 +459,19 @@ enum api_err decode_obb_query(const cJSON *root, const struct api_limits *lim,
 	if (!e)
 		e = decode_boxes(of.boxes.raw, lim, &q->boxes, f);
 	return query_done(q, e);
+}
+
+enum api_err decode_obb_targets(const cJSON *root, const struct api_limits *lim,
+				struct query *q, struct api_fail *f)
+{
+	struct obbq_fields of;
+	enum api_err e;
+
+	memset(&of, 0, sizeof(of));
+	e = fields_decode(root, NULL, obbq_target_rows, FIELD_COUNT(obbq_target_rows), &of, f);
+	if (!e)
+		e = decode_boxes(of.boxes.raw, lim, &q->boxes, f);
+	return e;
 }
 
 struct hitq_fields {

@@ -413,7 +413,8 @@ static const struct json_endpoint ep_raycast = {
 	"mesh_ray", decode_ray_query, ray_direct, item_mesh_json, 1 };
 static const struct json_endpoint ep_segment = {
 	"mesh_segment", decode_segment_query, segment_direct, item_mesh_json, 1 };
-static const struct json_endpoint ep_obb = { "obb_ray", decode_obb_query, NULL, item_obb, 0 };
+static const struct json_endpoint ep_obb = {
+	"obb_ray", decode_obb_query, decode_obb_query_direct, item_obb, 0 };
 static const struct json_endpoint ep_hitscan = {
 	"hitscan", decode_hitscan_query, decode_hitscan_query_direct, item_hitscan, 0 };
 

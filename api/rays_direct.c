@@ -1,7 +1,7 @@
-/* rays_direct.c - the fast path of decode_ray_query, decode_segment_query
- * and decode_hitscan_query: a plainly valid batch of rays, segments or
- * shots, or a single one, read straight from the body text, no tree
- * (decode.h). */
+/* rays_direct.c - the fast path of decode_ray_query, decode_segment_query,
+ * decode_obb_query and decode_hitscan_query: a plainly valid batch of rays,
+ * segments or shots, or a single one, read straight from the body text, no
+ * tree (decode.h). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,8 +21,8 @@
  * through json_parse and decode_xform on its own text, a segment through
  * segment_qray, a ray through the field rules (FIELD_VEC3, FIELD_DIR,
  * FIELD_POSITIVE) and qray_init as decode_ray calls it, a hitscan's
- * "mesh", "transform" and "boxes" through decode_hitscan_targets on a tree
- * of their own text. Anything else is
+ * "mesh", "transform" and "boxes" (an OBB raycast's "boxes") through
+ * decode_hitscan_targets (decode_obb_targets) on a tree of their own text. Anything else is
  * declined, never judged here: an escaped key, null, a missing or repeated
  * member, a wrong type, a rule broken, a limit passed. So the only errors
  * are the tree path's.
@@ -46,7 +46,7 @@ static const struct direct_key keys[K_NONE] = {
 };
 
 /* Which body: its items' key and the members beside them. */
-enum kind { RAYS, SEGMENTS, SHOTS };
+enum kind { RAYS, SEGMENTS, OBB, SHOTS };
 
 struct direct {
 	struct json_cursor c;
@@ -220,7 +220,8 @@ static int read_top(struct direct *x, struct options *o)
 	struct query *q = x->q;
 	enum key items = x->kind == SHOTS ? K_SHOTS : q->segments ? K_SEGMENTS : K_RAYS;
 	unsigned item_keys = q->segments ? SEGMENT_KEYS : RAY_KEYS;
-	unsigned others = x->kind == SHOTS ? TARGET_KEYS : OPTION_KEYS;
+	unsigned others = x->kind == SHOTS ? TARGET_KEYS : x->kind == OBB ? KEY_BIT(K_BOXES) :
+			  OPTION_KEYS;
 	struct single one;
 	unsigned seen = 0;
 	enum key k;
@@ -265,11 +266,12 @@ static int read_xform(const char *s, size_t len, struct query *q)
 	return r;
 }
 
-/* The hitscan's "mesh", "transform" and "boxes" (those given in o, texts
- * of body) into q: an object of only them, parsed into a, read by
- * decode_hitscan_targets. */
-static int read_targets(const char *body, const struct options *o, const struct api_limits *lim,
-			struct json_arena *a, struct query *q)
+/* What the rays are cast against (kind SHOTS: the hitscan's "mesh",
+ * "transform" and "boxes"; OBB: "boxes"), those given in o (texts of body),
+ * into q: an object of only them, parsed into a, read by
+ * decode_hitscan_targets or decode_obb_targets. */
+static int read_targets(const char *body, enum kind kind, const struct options *o,
+			const struct api_limits *lim, struct json_arena *a, struct query *q)
 {
 	const struct {
 		const char *key;
@@ -301,8 +303,9 @@ static int read_targets(const char *body, const struct options *o, const struct 
 		len += m[i].v.len;
 	}
 	text[len++] = '}';
-	r = json_parse(text, len, a, &root, &off, &why) || decode_hitscan_targets(root, lim, q, &f) ?
-		    -1 : 0;
+	r = json_parse(text, len, a, &root, &off, &why) ||
+		    (kind == SHOTS ? decode_hitscan_targets(root, lim, q, &f) :
+				     decode_obb_targets(root, lim, q, &f)) ? -1 : 0;
 	free(text);
 	return r;
 }
@@ -329,8 +332,8 @@ static int decode_direct(const char *body, size_t len, enum kind kind,
 	q->segments = kind == SEGMENTS;
 	q->rays = malloc(x.cap * sizeof(*q->rays));	/* no overflow: cap <= len / 80 + 1 */
 	r = !q->rays || read_top(&x, &o);
-	if (!r && kind == SHOTS)	/* the hitscan's defaults come with its targets */
-		r = read_targets(body, &o, lim, a, q);
+	if (!r && (kind == SHOTS || kind == OBB))	/* no options: their defaults are the tree's */
+		r = read_targets(body, kind, &o, lim, a, q);
 	else if (!r)
 		r = query_set_opts(q, o.mode, o.max_hits, o.faces, &f) ||
 		    (o.xf.len && read_xform(body + o.xf.at, o.xf.len, q));
@@ -353,6 +356,12 @@ int decode_segment_query_direct(const char *body, size_t len, const struct api_l
 				struct query *q)
 {
 	return decode_direct(body, len, SEGMENTS, lim, NULL, q);
+}
+
+int decode_obb_query_direct(const char *body, size_t len, const struct api_limits *lim,
+			    struct json_arena *a, struct query *q)
+{
+	return decode_direct(body, len, OBB, lim, a, q);
 }
 
 int decode_hitscan_query_direct(const char *body, size_t len, const struct api_limits *lim,

@@ -1,8 +1,10 @@
-/* test_hitscan_direct.c - decode_hitscan_query_direct (POST /v1/hitscan
- * read without a tree but for its mesh, transform and boxes) against the
- * tree path (api_json_parse_in + decode_hitscan_query) as oracle: the same
- * struct on random valid bodies, never an acceptance the tree refuses on
- * mutated ones, and through api_handle the same answers, byte for byte. */
+/* test_boxes_direct.c - decode_hitscan_query_direct and
+ * decode_obb_query_direct (POST /v1/hitscan and /v1/obb/raycast read without
+ * a tree but for the members beside the rays: mesh, transform, boxes)
+ * against the tree path (api_json_parse_in + decode_hitscan_query /
+ * decode_obb_query) as oracle: the same struct on random valid bodies, never
+ * an acceptance the tree refuses on mutated ones, and through api_handle the
+ * same answers, byte for byte. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,14 +22,16 @@ static const struct api_limits lim = { 64, 1u << 20, 6, 0, 1u << 20, 1u << 20, 0
 
 /* ---- the two paths */
 
-/* The fast path's reading of body into q; a holds what q points into. */
-static int direct(const char *body, size_t len, struct json_arena *a, struct query *q)
+/* The fast path's reading of a hitscan (obb: an OBB raycast) body into q; a
+ * holds what q points into. */
+static int direct(const char *body, size_t len, int obb, struct json_arena *a, struct query *q)
 {
-	return decode_hitscan_query_direct(body, len, &lim, a, q);
+	return obb ? decode_obb_query_direct(body, len, &lim, a, q) :
+		     decode_hitscan_query_direct(body, len, &lim, a, q);
 }
 
 /* The tree path's reading of body into q (API_OK) or f; a keeps the tree. */
-static enum api_err tree_decode(const char *body, size_t len, struct json_arena *a,
+static enum api_err tree_decode(const char *body, size_t len, int obb, struct json_arena *a,
 				struct query *q, struct api_fail *f)
 {
 	cJSON *root;
@@ -36,7 +40,7 @@ static enum api_err tree_decode(const char *body, size_t len, struct json_arena 
 	memset(q, 0, sizeof(*q));
 	if ((e = api_json_parse_in(body, len, a, &root, f)))
 		return e;
-	return decode_hitscan_query(root, &lim, q, f);
+	return obb ? decode_obb_query(root, &lim, q, f) : decode_hitscan_query(root, &lim, q, f);
 }
 
 #define SAME(x, y) (memcmp(&(x), &(y), sizeof(x)) == 0)
@@ -72,7 +76,7 @@ static void assert_same(const struct query *a, const struct query *b, const char
 /* Both paths on body[0..len) (an exact-size copy, no NUL after it); 1 when
  * the fast path took it. When required, a body the tree accepts must be
  * taken by the fast path too. */
-static int cross_check(const char *text, size_t len, int required, int *tree_ok)
+static int cross_check(const char *text, size_t len, int obb, int required, int *tree_ok)
 {
 	struct json_arena a = JSON_ARENA_INIT, mine = JSON_ARENA_INIT;
 	struct query q, t;
@@ -80,8 +84,8 @@ static int cross_check(const char *text, size_t len, int required, int *tree_ok)
 	char *body = dc_exact_copy(text, len);
 	int d;
 
-	d = direct(body, len, &mine, &q);
-	*tree_ok = tree_decode(body, len, &a, &t, &f) == API_OK;
+	d = direct(body, len, obb, &mine, &q);
+	*tree_ok = tree_decode(body, len, obb, &a, &t, &f) == API_OK;
 	if (d) {
 		ck_assert_msg(*tree_ok, "fast path took what the tree refuses (%s): %.*s", f.msg,
 			      (int)len, text);
@@ -202,10 +206,11 @@ static void gen_shot(struct sb *b, int single)
 }
 
 /* A hitscan body: shots (or a single shot, when single), the mesh "cube"
- * now and then with a transform, 0..nbox boxes; members in random order. */
-static void gen_body(struct sb *b, int single, unsigned nbox)
+ * now and then with a transform, 0..nbox boxes; obb: an OBB raycast's, rays
+ * and boxes (always given). Members in random order. */
+static void gen_body(struct sb *b, int obb, int single, unsigned nbox)
 {
-	int order[4] = { 0, 1, 2, 3 }, first = 1, mesh = (int)shotgen_below(3) != 0;
+	int order[4] = { 0, 1, 2, 3 }, first = 1, mesh = !obb && shotgen_below(3) != 0;
 
 	for (int k = 3; k > 0; k--) {
 		int j = (int)shotgen_below((unsigned)k + 1), t = order[k];
@@ -218,7 +223,7 @@ static void gen_body(struct sb *b, int single, unsigned nbox)
 		int m = order[k];
 
 		if ((m == 1 && !mesh) || (m == 2 && (!mesh || shotgen_below(3))) ||
-		    (m == 3 && nbox == 0 && shotgen_below(2)))
+		    (m == 3 && nbox == 0 && !obb && shotgen_below(2)))
 			continue;
 		if (!first)
 			sb_putc(b, ',');
@@ -229,7 +234,7 @@ static void gen_body(struct sb *b, int single, unsigned nbox)
 		} else if (m == 0) {
 			unsigned n = 1 + shotgen_below(12);
 
-			sb_puts(b, "\"shots\":[");
+			sb_puts(b, obb ? "\"rays\":[" : "\"shots\":[");
 			for (unsigned s = 0; s < n; s++) {
 				if (s)
 					sb_putc(b, ',');
@@ -260,21 +265,21 @@ START_TEST(test_random_valid)
 {
 	unsigned it, taken = 0, plain = 0, with_boxes = 0;
 
-	for (it = 0; it < 3000; it++) {
+	for (it = 0; it < 4000; it++) {
 		struct sb b = { 0 };
 		unsigned nbox = shotgen_below((unsigned)lim.max_boxes + 1);
-		int tree_ok;
+		int tree_ok, obb = it % 4 == 3;
 
-		gen_body(&b, it % 3 == 2, nbox);
-		taken += (unsigned)cross_check(b.p, b.len, 1, &tree_ok);
+		gen_body(&b, obb, it % 3 == 2, nbox);
+		taken += (unsigned)cross_check(b.p, b.len, obb, 1, &tree_ok);
 		plain += tree_ok;
 		with_boxes += tree_ok && nbox > 0;
 		free(b.p);
 	}
 	/* nearly every body is valid (a box of no extent or a zero
 	 * quaternion is refused by both), and the fast path takes each */
-	ck_assert_uint_ge(plain, 2700);
-	ck_assert_uint_ge(with_boxes, 2000);
+	ck_assert_uint_ge(plain, 3600);
+	ck_assert_uint_ge(with_boxes, 2800);
 	ck_assert_uint_eq(taken, plain);
 }
 END_TEST
@@ -287,6 +292,7 @@ static const char *const tokens[] = {
 	"\"axes\":[[1,0,0],[0,1,0],[0,0,2]],", "\"id\":null,", "\"id\":7,",
 	"\"transform\":{},", "\"transform\":{\"scale\":[0,1,1]},", "\"mode\":\"any\",",
 	"\"shots\":[{\"origin\":[0,0,0],\"direction\":[1,0,0]}],", "\"origin\":[0,0,0],",
+	"\"rays\":[{\"origin\":[0,0,0],\"direction\":[1,0,0]}],",
 	"\"max_distance\":0,", ",{}", "0000000000", "\"half_extents\":[-1,1,1],",
 };
 
@@ -296,12 +302,12 @@ START_TEST(test_random_mutations)
 
 	for (it = 0; it < 15000; it++) {
 		struct sb b = { 0 };
-		int k, tree_ok;
+		int k, tree_ok, obb = it % 4 == 3;
 
-		gen_body(&b, it % 3 == 2, shotgen_below((unsigned)lim.max_boxes + 1));
+		gen_body(&b, obb, it % 3 == 2, shotgen_below((unsigned)lim.max_boxes + 1));
 		for (k = 0; k < 1 + (int)shotgen_below(3); k++)
 			dc_mutate(&b, tokens, sizeof(tokens) / sizeof(tokens[0]));
-		taken += (unsigned)cross_check(b.p, b.len, 0, &tree_ok);
+		taken += (unsigned)cross_check(b.p, b.len, obb, 0, &tree_ok);
 		free(b.p);
 	}
 	/* some edits keep the body valid (a digit, whitespace): the check bites */
@@ -326,47 +332,49 @@ static void teardown(void)
 	store_free(ctx.store);
 }
 
-static void answer(const char *body, struct api_response *r)
+static void answer(const char *body, int obb, struct api_response *r)
 {
-	dc_call(&ctx, "POST", "/v1/hitscan", body, strlen(body), r);
+	dc_call(&ctx, "POST", obb ? "/v1/obb/raycast" : "/v1/hitscan", body, strlen(body), r);
 }
 
 /* Random bodies answered as the tree path answers them: the same body with
  * its "origin" key escaped, which the fast path declines. */
 START_TEST(test_handler_same_answers)
 {
-	unsigned it, boxes = 0, meshes = 0;
+	unsigned it, boxes = 0, meshes = 0, obb_hits = 0;
 
-	for (it = 0; it < 400; it++) {
+	for (it = 0; it < 500; it++) {
 		struct json_arena a = JSON_ARENA_INIT;
 		struct api_response ra, rb;
 		struct query q;
 		struct sb b = { 0 }, e = { 0 };
 		const char *body;
+		int obb = it % 5 == 4;
 		char *at;
 
-		gen_body(&b, it % 3 == 2, shotgen_below((unsigned)lim.max_boxes + 1));
-		if (!direct(b.p, b.len, &a, &q)) {
+		gen_body(&b, obb, it % 3 == 2, shotgen_below((unsigned)lim.max_boxes + 1));
+		if (!direct(b.p, b.len, obb, &a, &q)) {
 			free(b.p);	/* refused by both (cross-checked above) */
 			json_arena_release(&a);
 			continue;
 		}
 		query_release(&q);
 		json_arena_release(&a);
-		answer(b.p, &ra);
+		answer(b.p, obb, &ra);
 		at = strstr(b.p, "\"origin\"");
 		ck_assert_ptr_nonnull(at);
 		sb_putn(&e, b.p, (size_t)(at - b.p) + 1);
 		sb_puts(&e, "\\u006f");
 		sb_puts(&e, at + 2);
-		ck_assert_int_eq(direct(e.p, e.len, &a, &q), 0);
+		ck_assert_int_eq(direct(e.p, e.len, obb, &a, &q), 0);
 		json_arena_release(&a);
-		answer(e.p, &rb);
+		answer(e.p, obb, &rb);
 		dc_assert_same_answer(&ra, &rb, b.p);
 		body = api_response_body(&ra, &(size_t){ 0 });
 		ck_assert_msg(ra.status == 200, "%d %s: %s", ra.status, body, b.p);
 		boxes += strstr(body, "\"hit\":\"box\"") != NULL;
 		meshes += strstr(body, "\"hit\":\"mesh\"") != NULL;
+		obb_hits += obb && strstr(body, "\"hit\":true") != NULL;
 		api_response_release(&ra);
 		api_response_release(&rb);
 		free(b.p);
@@ -374,45 +382,59 @@ START_TEST(test_handler_same_answers)
 	}
 	ck_assert_uint_ge(boxes, 50);
 	ck_assert_uint_ge(meshes, 50);
+	ck_assert_uint_ge(obb_hits, 20);
 }
 END_TEST
 
 #define SHOTS "\"shots\":[{\"origin\":[0,0,-8],\"direction\":[0,0,1]}]"
+#define RAYS "\"rays\":[{\"origin\":[0,0,-8],\"direction\":[0,0,1]}]"
 #define BOX "{\"id\":\"p\",\"center\":[0,0,-4],\"half_extents\":[1,1,1]}"
 
 /* Bodies the fast path declines; same: a body the tree path answers alike
  * (NULL: the tree path refuses it). */
 static const struct decline_row {
 	const char *body, *same;
+	int obb;
 } declines[] = {
-	{ "", NULL },
-	{ "{}", NULL },
-	{ "{\"boxes\":[" BOX "]}", NULL },
-	{ "{" SHOTS ",\"transform\":{\"position\":[1,0,0]}}", NULL },
-	{ "{" SHOTS ",\"mesh\":\"cube\",\"transform\":{\"scale\":[0,1,1]}}", NULL },
-	{ "{" SHOTS ",\"mesh\":3}", NULL },
-	{ "{" SHOTS ",\"mesh\":\"\"}", NULL },
-	{ "{" SHOTS ",\"mesh\":\"cube\",\"mesh\":\"cube\"}", NULL },
-	{ "{" SHOTS ",\"boxes\":{}}", NULL },
-	{ "{" SHOTS ",\"boxes\":[1]}", NULL },
-	{ "{" SHOTS ",\"boxes\":[{}]}", NULL },
-	{ "{" SHOTS ",\"boxes\":[{\"center\":[0,0,0],\"half_extents\":[-1,1,1]}]}", NULL },
-	{ "{" SHOTS ",\"boxes\":[{\"center\":[0,0,0],\"half_extents\":[1,1,1],\"rotation\":[0,0,0,0]}]}", NULL },
-	{ "{" SHOTS ",\"boxes\":[{\"center\":[0,0,0],\"half_extents\":[1,1,1],\"axes\":[[1,0,0],[0,1,0],[0,0,2]]}]}", NULL },
-	{ "{" SHOTS ",\"boxes\":[" BOX "," BOX "," BOX "," BOX "," BOX "," BOX "," BOX "]}", NULL },
-	{ "{" SHOTS ",\"boxes\":[" BOX "],\"boxes\":[" BOX "]}", NULL },
-	{ "{" SHOTS ",\"mode\":\"any\"}", NULL },
-	{ "{" SHOTS ",\"rays\":[]}", NULL },
-	{ "{" SHOTS ",\"origin\":[0,0,0]}", NULL },
-	{ "{\"shots\":[{\"origin\":[0,0,0],\"direction\":[0,0,0]}]}", NULL },
-	{ "{\"origin\":[0,0,-8],\"direction\":[0,0,1],\"boxes\":[" BOX "]", NULL },
+	{ "", NULL, 0 },
+	{ "{}", NULL, 0 },
+	{ "{\"boxes\":[" BOX "]}", NULL, 0 },
+	{ "{" SHOTS ",\"transform\":{\"position\":[1,0,0]}}", NULL, 0 },
+	{ "{" SHOTS ",\"mesh\":\"cube\",\"transform\":{\"scale\":[0,1,1]}}", NULL, 0 },
+	{ "{" SHOTS ",\"mesh\":3}", NULL, 0 },
+	{ "{" SHOTS ",\"mesh\":\"\"}", NULL, 0 },
+	{ "{" SHOTS ",\"mesh\":\"cube\",\"mesh\":\"cube\"}", NULL, 0 },
+	{ "{" SHOTS ",\"boxes\":{}}", NULL, 0 },
+	{ "{" SHOTS ",\"boxes\":[1]}", NULL, 0 },
+	{ "{" SHOTS ",\"boxes\":[{}]}", NULL, 0 },
+	{ "{" SHOTS ",\"boxes\":[{\"center\":[0,0,0],\"half_extents\":[-1,1,1]}]}", NULL, 0 },
+	{ "{" SHOTS ",\"boxes\":[{\"center\":[0,0,0],\"half_extents\":[1,1,1],\"rotation\":[0,0,0,0]}]}", NULL, 0 },
+	{ "{" SHOTS ",\"boxes\":[{\"center\":[0,0,0],\"half_extents\":[1,1,1],\"axes\":[[1,0,0],[0,1,0],[0,0,2]]}]}", NULL, 0 },
+	{ "{" SHOTS ",\"boxes\":[" BOX "," BOX "," BOX "," BOX "," BOX "," BOX "," BOX "]}", NULL, 0 },
+	{ "{" SHOTS ",\"boxes\":[" BOX "],\"boxes\":[" BOX "]}", NULL, 0 },
+	{ "{" SHOTS ",\"mode\":\"any\"}", NULL, 0 },
+	{ "{" SHOTS ",\"rays\":[]}", NULL, 0 },
+	{ "{" SHOTS ",\"origin\":[0,0,0]}", NULL, 0 },
+	{ "{\"shots\":[{\"origin\":[0,0,0],\"direction\":[0,0,0]}]}", NULL, 0 },
+	{ "{\"origin\":[0,0,-8],\"direction\":[0,0,1],\"boxes\":[" BOX "]", NULL, 0 },
 	/* accepted by the tree path, declined here */
-	{ "{\"shots\":[]}", "{\"sh\\u006fts\":[]}" },
-	{ "{" SHOTS ",\"mesh\":null}", "{" SHOTS "}" },
-	{ "{" SHOTS ",\"boxes\":null}", "{" SHOTS "}" },
-	{ "{" SHOTS ",\"mesh\":\"cube\",\"transform\":null}", "{" SHOTS ",\"mesh\":\"cube\"}" },
-	{ "{" SHOTS ",\"m\\u0065sh\":\"cube\"}", "{" SHOTS ",\"mesh\":\"cube\"}" },
-	{ "{" SHOTS ",\"b\\u006fxes\":[" BOX "]}", "{" SHOTS ",\"boxes\":[" BOX "]}" },
+	{ "{\"shots\":[]}", "{\"sh\\u006fts\":[]}", 0 },
+	{ "{" SHOTS ",\"mesh\":null}", "{" SHOTS "}", 0 },
+	{ "{" SHOTS ",\"boxes\":null}", "{" SHOTS "}", 0 },
+	{ "{" SHOTS ",\"mesh\":\"cube\",\"transform\":null}", "{" SHOTS ",\"mesh\":\"cube\"}", 0 },
+	{ "{" SHOTS ",\"m\\u0065sh\":\"cube\"}", "{" SHOTS ",\"mesh\":\"cube\"}", 0 },
+	{ "{" SHOTS ",\"b\\u006fxes\":[" BOX "]}", "{" SHOTS ",\"boxes\":[" BOX "]}", 0 },
+	/* OBB raycasts */
+	{ "{" RAYS "}", NULL, 1 },
+	{ "{" RAYS ",\"boxes\":{}}", NULL, 1 },
+	{ "{" RAYS ",\"boxes\":[" BOX "],\"mesh\":\"cube\"}", NULL, 1 },
+	{ "{" RAYS ",\"boxes\":[" BOX "],\"mode\":\"any\"}", NULL, 1 },
+	{ "{" RAYS ",\"boxes\":[" BOX "],\"transform\":{\"position\":[1,0,0]}}", NULL, 1 },
+	{ "{" SHOTS ",\"boxes\":[" BOX "]}", NULL, 1 },
+	{ "{" RAYS ",\"boxes\":[{\"center\":[0,0,0],\"half_extents\":[-1,1,1]}]}", NULL, 1 },
+	{ "{" RAYS ",\"boxes\":null}", NULL, 1 },
+	{ "{\"rays\":[],\"boxes\":[" BOX "]}", "{\"r\\u0061ys\":[],\"boxes\":[" BOX "]}", 1 },
+	{ "{" RAYS ",\"b\\u006fxes\":[" BOX "]}", "{" RAYS ",\"boxes\":[" BOX "]}", 1 },
 };
 
 START_TEST(test_declines)
@@ -425,18 +447,19 @@ START_TEST(test_declines)
 		struct api_fail f;
 		enum api_err e;
 
-		ck_assert_msg(direct(row->body, strlen(row->body), &a, &q) == 0, "taken: %s", row->body);
+		ck_assert_msg(direct(row->body, strlen(row->body), row->obb, &a, &q) == 0, "taken: %s",
+			      row->body);
 		ck_assert_msg(q.n == 0 && !q.rays && !q.mesh && q.boxes.n == 0,
 			      "declined, not left empty: %s", row->body);
 		json_arena_release(&a);
-		answer(row->body, &r);
+		answer(row->body, row->obb, &r);
 		if (row->same) {
-			answer(row->same, &s);
+			answer(row->same, row->obb, &s);
 			ck_assert_int_eq(s.status, 200);
 			dc_assert_same_answer(&r, &s, row->body);
 			api_response_release(&s);
 		} else if (*row->body) {
-			e = tree_decode(row->body, strlen(row->body), &a, &t, &f);
+			e = tree_decode(row->body, strlen(row->body), row->obb, &a, &t, &f);
 			ck_assert_msg(e != API_OK, "the tree path accepts %s", row->body);
 			dc_assert_error_answer(&r, e, f.msg, row->body);
 			json_arena_release(&a);
@@ -461,7 +484,7 @@ START_TEST(test_names_in_arena)
 	cJSON *root;
 	char *body = dc_exact_copy(text, strlen(text));
 
-	ck_assert_int_eq(direct(body, strlen(text), &a, &q), 1);
+	ck_assert_int_eq(direct(body, strlen(text), 0, &a, &q), 1);
 	memset(body, 'x', strlen(text));
 	free(body);
 	ck_assert_int_eq(api_json_parse_in("[1,2,3]", 7, &a, &root, &f), API_OK);
@@ -476,9 +499,9 @@ START_TEST(test_names_in_arena)
 }
 END_TEST
 
-static Suite *hitscan_direct_suite(void)
+static Suite *boxes_direct_suite(void)
 {
-	Suite *s = suite_create("hitscan_direct");
+	Suite *s = suite_create("boxes_direct");
 	TCase *tc = tcase_create("core");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -494,5 +517,5 @@ static Suite *hitscan_direct_suite(void)
 
 int main(void)
 {
-	return dc_run_suite(hitscan_direct_suite());
+	return dc_run_suite(boxes_direct_suite());
 }

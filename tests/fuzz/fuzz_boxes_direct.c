@@ -1,8 +1,11 @@
-/* fuzz_hitscan_direct.c - libFuzzer target for decode_hitscan_query_direct
- * (the tree-free decoder of POST /v1/hitscan bodies), checked against the
- * tree path (json_parse + decode_hitscan_query) on every input: whatever the
- * fast path takes, the tree path takes too, into the same struct (shots,
- * mesh name, transform, boxes and their ids). Seeds in seeds/hitscan_direct/. */
+/* fuzz_boxes_direct.c - libFuzzer target for decode_hitscan_query_direct and
+ * decode_obb_query_direct (the tree-free decoders of POST /v1/hitscan and
+ * /v1/obb/raycast bodies), checked against the tree path (json_parse +
+ * decode_hitscan_query / decode_obb_query) on every input: whatever the fast
+ * path takes, the tree path takes too, into the same struct (rays or shots,
+ * mesh name, transform, boxes and their ids). The last byte's low bit picks
+ * the endpoint: a body ending in "}" is read as a hitscan, one ending in a
+ * newline as an OBB raycast. Seeds in seeds/boxes_direct/. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -34,14 +37,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct api_fail f;
 	enum api_err e;
 	cJSON *root;
-	int taken;
+	int obb = size && !(data[size - 1] & 1), taken;
 	size_t i;
 
-	taken = decode_hitscan_query_direct((const char *)data, size, &lim, &mine, &a);
+	taken = obb ? decode_obb_query_direct((const char *)data, size, &lim, &mine, &a) :
+		      decode_hitscan_query_direct((const char *)data, size, &lim, &mine, &a);
 	memset(&b, 0, sizeof(b));
 	e = api_json_parse_in((const char *)data, size, &arena, &root, &f);
 	if (!e)
-		e = decode_hitscan_query(root, &lim, &b, &f);
+		e = obb ? decode_obb_query(root, &lim, &b, &f) : decode_hitscan_query(root, &lim, &b, &f);
 	if (taken) {
 		if (e || a.batch != b.batch || a.n != b.n || a.segments != b.segments ||
 		    strcmp(a.items, b.items) || memcmp(&a.opts, &b.opts, sizeof(a.opts)) ||
