@@ -11,18 +11,10 @@
 #include <string.h>
 
 #include "decode.h"
+#include "fuzz_query.h"
 #include "json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static int same_ray(const struct qray *r, const struct qray *s)
-{
-	return !memcmp(&r->ray.origin, &s->ray.origin, sizeof(r->ray.origin)) &&
-	       !memcmp(&r->ray.dir, &s->ray.dir, sizeof(r->ray.dir)) &&
-	       !memcmp(&r->ray.tmax, &s->ray.tmax, sizeof(r->ray.tmax)) &&
-	       !memcmp(r->dir, s->dir, sizeof(r->dir)) &&
-	       !memcmp(&r->length, &s->length, sizeof(r->length));
-}
 
 static int same_str(const char *a, const char *b)
 {
@@ -47,14 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!e)
 		e = obb ? decode_obb_query(root, &lim, &b, &f) : decode_hitscan_query(root, &lim, &b, &f);
 	if (taken) {
-		if (e || a.batch != b.batch || a.n != b.n || a.segments != b.segments ||
-		    strcmp(a.items, b.items) || memcmp(&a.opts, &b.opts, sizeof(a.opts)) ||
-		    a.has_xform != b.has_xform || memcmp(&a.xf, &b.xf, sizeof(a.xf)) ||
-		    !same_str(a.mesh, b.mesh) || a.boxes.n != b.boxes.n)
+		if (e || !fuzz_same_query(&a, &b) || !same_str(a.mesh, b.mesh) || a.boxes.n != b.boxes.n)
 			__builtin_trap();
-		for (i = 0; i < a.n; i++)
-			if (!same_ray(&a.rays[i], &b.rays[i]))
-				__builtin_trap();
 		for (i = 0; i < a.boxes.n; i++)
 			if (memcmp(&a.boxes.boxes[i], &b.boxes.boxes[i], sizeof(a.boxes.boxes[i])) ||
 			    !same_str(a.boxes.ids[i], b.boxes.ids[i]))

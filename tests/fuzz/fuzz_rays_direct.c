@@ -10,18 +10,10 @@
 #include <string.h>
 
 #include "decode.h"
+#include "fuzz_query.h"
 #include "json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static int same_ray(const struct qray *r, const struct qray *s)
-{
-	return !memcmp(&r->ray.origin, &s->ray.origin, sizeof(r->ray.origin)) &&
-	       !memcmp(&r->ray.dir, &s->ray.dir, sizeof(r->ray.dir)) &&
-	       !memcmp(&r->ray.tmax, &s->ray.tmax, sizeof(r->ray.tmax)) &&
-	       !memcmp(r->dir, s->dir, sizeof(r->dir)) &&
-	       !memcmp(&r->length, &s->length, sizeof(r->length));
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -32,7 +24,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int segments = size && (data[size - 1] & 1), taken;
 	enum api_err e;
 	cJSON *root;
-	size_t i;
 
 	taken = segments ? decode_segment_query_direct((const char *)data, size, &lim, &a)
 			 : decode_ray_query_direct((const char *)data, size, &lim, &a);
@@ -42,13 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		e = segments ? decode_segment_query(root, &lim, &b, &f)
 			     : decode_ray_query(root, &lim, &b, &f);
 	if (taken) {
-		if (e || a.batch != b.batch || a.n != b.n || a.segments != b.segments ||
-		    strcmp(a.items, b.items) || memcmp(&a.opts, &b.opts, sizeof(a.opts)) ||
-		    a.has_xform != b.has_xform || memcmp(&a.xf, &b.xf, sizeof(a.xf)))
+		if (e || !fuzz_same_query(&a, &b))
 			__builtin_trap();
-		for (i = 0; i < a.n; i++)
-			if (!same_ray(&a.rays[i], &b.rays[i]))
-				__builtin_trap();
 	} else if (a.rays || a.n || a.batch || a.has_xform) {
 		__builtin_trap();	/* declined: left empty */
 	}
