@@ -22,10 +22,10 @@
  * segment_qray, a ray through the field rules (FIELD_VEC3, FIELD_DIR,
  * FIELD_POSITIVE) and qray_init as decode_ray calls it, a hitscan's
  * "mesh", "transform" and "boxes" (an OBB raycast's "boxes") through
- * decode_hitscan_targets (decode_obb_targets) on a tree of their own text. Anything else is
- * declined, never judged here: an escaped key, null, a missing or repeated
- * member, a wrong type, a rule broken, a limit passed. So the only errors
- * are the tree path's.
+ * decode_hitscan_targets (decode_obb_targets) on a tree of their own text.
+ * Anything else is declined, never judged here: an escaped key, null, a
+ * missing or repeated member, a wrong type, a rule broken, a limit passed.
+ * So the only errors are the tree path's.
  */
 
 /* The members known here: a ray's, a segment's, then the top level's. */
@@ -66,7 +66,7 @@ struct options {
 	char mode_s[16], faces_s[16];
 	cJSON mode_v, hits_v, faces_v;
 	const cJSON *mode, *max_hits, *faces;
-	struct span xf, mesh, boxes;	/* hitscan's mesh and boxes, any transform */
+	struct span xf, mesh, boxes;	/* any transform; a hitscan's mesh, its or an OBB raycast's boxes */
 	int batch;		/* the batch form, not a single ray or segment */
 };
 

@@ -408,8 +408,10 @@ static const struct decline_row {
 	{ "{" SHOTS ",\"boxes\":[1]}", NULL, 0 },
 	{ "{" SHOTS ",\"boxes\":[{}]}", NULL, 0 },
 	{ "{" SHOTS ",\"boxes\":[{\"center\":[0,0,0],\"half_extents\":[-1,1,1]}]}", NULL, 0 },
-	{ "{" SHOTS ",\"boxes\":[{\"center\":[0,0,0],\"half_extents\":[1,1,1],\"rotation\":[0,0,0,0]}]}", NULL, 0 },
-	{ "{" SHOTS ",\"boxes\":[{\"center\":[0,0,0],\"half_extents\":[1,1,1],\"axes\":[[1,0,0],[0,1,0],[0,0,2]]}]}", NULL, 0 },
+	{ "{" SHOTS ",\"boxes\":[{\"center\":[0,0,0],\"half_extents\":[1,1,1],"
+	  "\"rotation\":[0,0,0,0]}]}", NULL, 0 },
+	{ "{" SHOTS ",\"boxes\":[{\"center\":[0,0,0],\"half_extents\":[1,1,1],"
+	  "\"axes\":[[1,0,0],[0,1,0],[0,0,2]]}]}", NULL, 0 },
 	{ "{" SHOTS ",\"boxes\":[" BOX "," BOX "," BOX "," BOX "," BOX "," BOX "," BOX "]}", NULL, 0 },
 	{ "{" SHOTS ",\"boxes\":[" BOX "],\"boxes\":[" BOX "]}", NULL, 0 },
 	{ "{" SHOTS ",\"mode\":\"any\"}", NULL, 0 },
