@@ -184,14 +184,14 @@ static void gen_box(struct sb *b)
  * towards +z, at the cube and the boxes. */
 static void gen_shot(struct sb *b, int single)
 {
-	int dir_first = (int)shotgen_below(2);
+	int origin_at = (int)shotgen_below(2);	/* which of the two members comes first */
 
 	if (!single)
 		sb_putc(b, '{');
 	for (int k = 0; k < 2; k++) {
 		if (k)
 			sb_putc(b, ',');
-		if (k == dir_first) {
+		if (k == origin_at) {
 			sb_puts(b, "\"origin\":");
 			vec(b, (shotgen_unit() - 0.5) * 8, (shotgen_unit() - 0.5) * 3, -8);
 		} else {
