@@ -28,12 +28,7 @@ static void gen_members(struct sb *b, int segments, int bad)
 		start[k] = shotgen_value();
 		end[k] = start[k] + (k == 0 ? 1 + fabs(shotgen_value()) : shotgen_value());
 	}
-	for (k = n - 1; k > 0; k--) {
-		int j = (int)shotgen_below((unsigned)k + 1), t = order[k];
-
-		order[k] = order[j];
-		order[j] = t;
-	}
+	shotgen_shuffle(order, n);
 	for (k = 0; k < n; k++) {
 		int f = order[k];
 
@@ -130,12 +125,7 @@ static void gen_body(struct sb *b, size_t max_batch, int segments, int bad, int 
 
 	if (!bad && n > max_batch)
 		n = (unsigned)max_batch;
-	for (k = 4; k > 0; k--) {
-		int j = (int)shotgen_below(k + 1), t = order[k];
-
-		order[k] = order[j];
-		order[j] = t;
-	}
+	shotgen_shuffle(order, 5);
 	shotgen_ws(b);
 	sb_putc(b, '{');
 	for (k = 0; k < 5; k++) {

@@ -19,6 +19,16 @@ double shotgen_unit(void)
 	return (double)(xs_next(&rng) >> 11) / 9007199254740992.0;
 }
 
+void shotgen_shuffle(int *order, int n)
+{
+	for (int k = n - 1; k > 0; k--) {
+		int j = (int)shotgen_below((unsigned)k + 1), t = order[k];
+
+		order[k] = order[j];
+		order[j] = t;
+	}
+}
+
 void shotgen_ws(struct sb *b)
 {
 	static const char *const w[] = { " ", "\n", "\t", "\r\n  " };
@@ -131,12 +141,7 @@ static void gen_shot(struct sb *b, int bad)
 {
 	int order[6] = { 0, 1, 2, 3, 4, 5 }, k, m, first = 1;
 
-	for (k = 5; k > 0; k--) {
-		int j = (int)shotgen_below((unsigned)k + 1), t = order[k];
-
-		order[k] = order[j];
-		order[j] = t;
-	}
+	shotgen_shuffle(order, 6);
 	sb_putc(b, '{');
 	for (k = 0; k < 6; k++) {
 		int f = order[k];

@@ -10,6 +10,8 @@
 
 unsigned shotgen_below(unsigned n);	/* [0, n) */
 double shotgen_unit(void);		/* [0, 1) */
+/* order[0..n) put in a random order (Fisher-Yates, n - 1 draws). */
+void shotgen_shuffle(int *order, int n);
 /* v spelt one of many ways (%.17g, %.3f, exponents, integers, 25 digits...). */
 void shotgen_num(struct sb *b, double v);
 /* A number: usually shotgen_num's v, now and then (bad) an odd spelling the

@@ -107,15 +107,10 @@ static int cross_check(const char *text, size_t len, int obb, int required, int 
 
 /* ---- random bodies */
 
+/* [x, y, z], random whitespace and spellings (shotgen_vec). */
 static void vec(struct sb *b, double x, double y, double z)
 {
-	sb_putc(b, '[');
-	shotgen_num(b, x);
-	sb_putc(b, ',');
-	shotgen_num(b, y);
-	sb_putc(b, ',');
-	shotgen_num(b, z);
-	sb_putc(b, ']');
+	shotgen_vec(b, (const double[]){ x, y, z }, 0, 0);
 }
 
 /* A unit vector's component, now and then exactly 0 or 1. */
@@ -134,12 +129,7 @@ static void gen_box(struct sb *b)
 	int order[5] = { 0, 1, 2, 3, 4 }, first = 1;
 	unsigned form = shotgen_below(4);
 
-	for (int k = 4; k > 0; k--) {
-		int j = (int)shotgen_below((unsigned)k + 1), t = order[k];
-
-		order[k] = order[j];
-		order[j] = t;
-	}
+	shotgen_shuffle(order, 5);
 	sb_putc(b, '{');
 	for (int k = 0; k < 5; k++) {
 		int m = order[k];
@@ -212,12 +202,7 @@ static void gen_body(struct sb *b, int obb, int single, unsigned nbox)
 {
 	int order[4] = { 0, 1, 2, 3 }, first = 1, mesh = !obb && shotgen_below(3) != 0;
 
-	for (int k = 3; k > 0; k--) {
-		int j = (int)shotgen_below((unsigned)k + 1), t = order[k];
-
-		order[k] = order[j];
-		order[j] = t;
-	}
+	shotgen_shuffle(order, 4);
 	sb_putc(b, '{');
 	for (int k = 0; k < 4; k++) {
 		int m = order[k];
