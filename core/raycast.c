@@ -30,15 +30,36 @@
 #include "vec.h"	/* MINF/MAXF: rays are validated, nothing here is NaN */
 
 
-/* Slab test against the root box; 0 when the ray misses the mesh. */
+/* Axis a of rq_init: the inverse direction, the rows of a node's near and
+ * far planes, and the root box's entry and exit folded into *tn and *tf. */
+static inline void rq_axis(struct rq *q, int a, float o, float d, float lo, float hi,
+			   float *tn, float *tf)
+{
+	/* |1/d| capped at 2^126: no inf * 0; the padded boxes keep this
+	 * conservative (bvh.h) */
+	float inv = fabsf(d) < 0x1p-126f ? copysignf(0x1p126f, d) : 1.0f / d;
+	/* the near plane is lo unless the ray goes down the axis: the lesser
+	 * of the two distances, taken without a branch (the direction is
+	 * random per ray; a select compiled to one that mispredicts) */
+	int far_lo = inv < 0;
+	float tlo = (lo - o) * inv, thi = (hi - o) * inv;
+	float t0 = MINF(tlo, thi), t1 = MAXF(tlo, thi);
+
+	q->ov[a] = o;
+	q->inv[a] = inv;
+	q->nrow[a] = a + 3 * far_lo;	/* lo then hi: a node's float[6][8] (bvh.h) */
+	q->frow[a] = a + 3 - 3 * far_lo;
+	*tn = MAXF(*tn, t0);
+	*tf = MINF(*tf, t1 * RC_BOX_SLACK);
+}
+
+/* Slab test against the root box; 0 when the ray misses the mesh. Written
+ * per axis with no array indexed by a value (callgrind: 161 -> 1xx
+ * instructions a ray; the rows went through memory before). */
 static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
 		   const struct query_opts *opts)
 {
-	float dv[3] = { r->dir.x, r->dir.y, r->dir.z };
-	/* lo then hi: row r as a node's float[6][8] (bvh.h) */
-	float box[6] = { m->bvh.lo.x, m->bvh.lo.y, m->bvh.lo.z,
-			 m->bvh.hi.x, m->bvh.hi.y, m->bvh.hi.z };
-	float tn = 0, tf = r->tmax, jv[3], kv[3];
+	float tn = 0, tf = r->tmax;
 	vec3 j, k;
 
 	q->o = r->origin;
@@ -46,29 +67,9 @@ static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
 	q->tmax = r->tmax;
 	q->cull = opts->cull_backfaces;
 	q->flip = opts->flip_winding;
-	q->ov[0] = r->origin.x;
-	q->ov[1] = r->origin.y;
-	q->ov[2] = r->origin.z;
-	for (int a = 0; a < 3; a++) {
-		float t0, t1;
-		int far_lo;
-
-		/* |1/d| capped at 2^126: no inf * 0; the padded boxes keep this
-		 * conservative (bvh.h) */
-		if (fabsf(dv[a]) < 0x1p-126f)
-			q->inv[a] = copysignf(0x1p126f, dv[a]);
-		else
-			q->inv[a] = 1.0f / dv[a];
-		/* the near plane is lo unless the ray goes down the axis; picked
-		 * by index, not by branch: the direction is random per ray */
-		far_lo = q->inv[a] < 0;
-		q->nrow[a] = a + 3 * far_lo;
-		q->frow[a] = a + 3 - 3 * far_lo;
-		t0 = (box[q->nrow[a]] - q->ov[a]) * q->inv[a];
-		t1 = (box[q->frow[a]] - q->ov[a]) * q->inv[a];
-		tn = MAXF(tn, t0);
-		tf = MINF(tf, t1 * RC_BOX_SLACK);
-	}
+	rq_axis(q, 0, r->origin.x, r->dir.x, m->bvh.lo.x, m->bvh.hi.x, &tn, &tf);
+	rq_axis(q, 1, r->origin.y, r->dir.y, m->bvh.lo.y, m->bvh.hi.y, &tn, &tf);
+	rq_axis(q, 2, r->origin.z, r->dir.z, m->bvh.lo.z, m->bvh.hi.z, &tn, &tf);
 	if (!(tn <= tf))
 		return 0;
 	q->L = isfinite(tf) ? tf : r->tmax;
@@ -76,15 +77,13 @@ static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
 		return 0;
 	j = v3_sub(r->origin, m->center);
 	k = v3_add(j, v3_scale(r->dir, q->L));
-	jv[0] = j.x; jv[1] = j.y; jv[2] = j.z;
-	kv[0] = k.x; kv[1] = k.y; kv[2] = k.z;
 	/* jk[c][ax] = coordinate (ax + 1 + c) % 3 */
-	q->jk[0][0] = jv[1]; q->jk[0][1] = jv[2]; q->jk[0][2] = jv[0];
-	q->jk[1][0] = jv[2]; q->jk[1][1] = jv[0]; q->jk[1][2] = jv[1];
-	q->jk[2][0] = jv[0]; q->jk[2][1] = jv[1]; q->jk[2][2] = jv[2];
-	q->jk[3][0] = kv[1]; q->jk[3][1] = kv[2]; q->jk[3][2] = kv[0];
-	q->jk[4][0] = kv[2]; q->jk[4][1] = kv[0]; q->jk[4][2] = kv[1];
-	q->jk[5][0] = kv[0]; q->jk[5][1] = kv[1]; q->jk[5][2] = kv[2];
+	q->jk[0][0] = j.y; q->jk[0][1] = j.z; q->jk[0][2] = j.x;
+	q->jk[1][0] = j.z; q->jk[1][1] = j.x; q->jk[1][2] = j.y;
+	q->jk[2][0] = j.x; q->jk[2][1] = j.y; q->jk[2][2] = j.z;
+	q->jk[3][0] = k.y; q->jk[3][1] = k.z; q->jk[3][2] = k.x;
+	q->jk[4][0] = k.z; q->jk[4][1] = k.x; q->jk[4][2] = k.y;
+	q->jk[5][0] = k.x; q->jk[5][1] = k.y; q->jk[5][2] = k.z;
 	q->P = MAXF(MAXF(MAXF(fabsf(j.x), fabsf(j.y)), MAXF(fabsf(j.z), fabsf(k.x))),
 		     MAXF(fabsf(k.y), fabsf(k.z)));
 	return 1;
@@ -199,22 +198,26 @@ int rc_lanes(const struct mesh *m, const struct rq *q, struct collector *cl, uin
 
 /* The answer for candidate c. The unit normal comes from the matrix's third
  * row, (n_i, n_j, n_k) / n_k (mesh_impl.h), signed by n_k: no vertex fetch.
- * Primitives without a float matrix compute it from their vertices. */
+ * Primitives without a float matrix compute it from their vertices. The
+ * normal's components are picked by selects, not stored through an index:
+ * a vector load of those stores stalled the store forwarding (perf: 11 %
+ * of a bunny ray's time in here before). */
 static void fill_hit(const struct mesh *m, const struct rq *q, const struct cand *c,
 		     struct hit *h)
 {
 	uint32_t id = prim_id(m, c->rec);
-	double n[3], len;
+	double n0, n1, n2, len;
 
 	if (!(id & PRIM_EXACT)) {
-		/* (k + 1) % 3 and (k + 2) % 3 for the dominant axis k */
-		static const int next[3] = { 1, 2, 0 }, after[3] = { 2, 0, 1 };
+		/* n[k] = sg, n[(k + 1) % 3] = sg n_i / n_k, n[(k + 2) % 3] =
+		 * sg n_j / n_k for the dominant axis k */
 		int k = (int)(id & PRIM_AXIS_MASK);
 		double sg = id & PRIM_NEG_NK ? -1 : 1;
+		double ni = sg * prim_mat(m, c->rec, 6), nj = sg * prim_mat(m, c->rec, 7);
 
-		n[next[k]] = sg * prim_mat(m, c->rec, 6);
-		n[after[k]] = sg * prim_mat(m, c->rec, 7);
-		n[k] = sg;
+		n0 = k == 0 ? sg : k == 1 ? nj : ni;
+		n1 = k == 1 ? sg : k == 2 ? nj : ni;
+		n2 = k == 2 ? sg : k == 0 ? nj : ni;
 	} else {
 		vec3 a, b, cc;
 		double e1[3], e2[3];
@@ -222,21 +225,22 @@ static void fill_hit(const struct mesh *m, const struct rq *q, const struct cand
 		mesh_triangle(m, c->tri, &a, &b, &cc);
 		e1[0] = (double)b.x - a.x; e1[1] = (double)b.y - a.y; e1[2] = (double)b.z - a.z;
 		e2[0] = (double)cc.x - a.x; e2[1] = (double)cc.y - a.y; e2[2] = (double)cc.z - a.z;
-		n[0] = e1[1] * e2[2] - e1[2] * e2[1];
-		n[1] = e1[2] * e2[0] - e1[0] * e2[2];
-		n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+		n0 = e1[1] * e2[2] - e1[2] * e2[1];
+		n1 = e1[2] * e2[0] - e1[0] * e2[2];
+		n2 = e1[0] * e2[1] - e1[1] * e2[0];
 		/* scale first: at 1e35 the squares would overflow a double's
 		 * comfort, at 1e-40 underflow it */
-		len = fmax(fabs(n[0]), fmax(fabs(n[1]), fabs(n[2])));
-		for (int i = 0; i < 3; i++)
-			n[i] /= len;
+		len = fmax(fabs(n0), fmax(fabs(n1), fabs(n2)));
+		n0 /= len;
+		n1 /= len;
+		n2 /= len;
 	}
-	len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+	len = sqrt(n0 * n0 + n1 * n1 + n2 * n2);
 	h->t = c->t;
 	h->point = v3((float)((double)q->o.x + (double)c->t * q->d.x),
 		      (float)((double)q->o.y + (double)c->t * q->d.y),
 		      (float)((double)q->o.z + (double)c->t * q->d.z));
-	h->normal = v3((float)(n[0] / len), (float)(n[1] / len), (float)(n[2] / len));
+	h->normal = v3((float)(n0 / len), (float)(n1 / len), (float)(n2 / len));
 	h->triangle = c->tri;
 	h->u = c->u;
 	h->v = c->v;
@@ -278,6 +282,29 @@ static enum rc_isa best_isa(void)
 	       rc_isa_supported(RC_ISA_SSE2) ? RC_ISA_SSE2 : RC_ISA_SCALAR;
 }
 
+/* A kernel's two entry points (raycast_impl.h). */
+struct rc_kernel {
+	void (*one)(const struct mesh *m, const struct rq *q, struct collector *cl);
+	void (*many)(const struct mesh *m, const struct rq *q, struct collector *cl, size_t n);
+};
+
+/* isa's kernel (AUTO: the fastest supported), or NULL when this CPU lacks
+ * it. */
+static const struct rc_kernel *rc_kernel(enum rc_isa isa)
+{
+	static const struct rc_kernel scalar = { rc_traverse_scalar, rc_traverse_many_scalar },
+				      sse2 = { rc_traverse_sse2, rc_traverse_many_sse2 },
+				      avx2 = { rc_traverse_avx2, rc_traverse_many_avx2 },
+				      avx512 = { rc_traverse_avx512, rc_traverse_many_avx512 };
+
+	if (isa == RC_ISA_AUTO)
+		isa = best_isa();
+	else if (!rc_isa_supported(isa))
+		return NULL;
+	return isa == RC_ISA_AVX512 ? &avx512 : isa == RC_ISA_AVX2 ? &avx2 :
+	       isa == RC_ISA_SSE2 ? &sse2 : &scalar;
+}
+
 /* mesh_raycast's rule for a ray it answers at all. */
 static int ray_valid(const struct ray *ray)
 {
@@ -285,11 +312,30 @@ static int ray_valid(const struct ray *ray)
 	       ray->tmax > 0 && !(ray->dir.x == 0 && ray->dir.y == 0 && ray->dir.z == 0);
 }
 
+/* A closest or any query for a valid ray through kernel k: 1 when it hits
+ * (then *h holds the hit). */
+static inline int cast_first(const struct mesh *m, const struct ray *ray,
+			     const struct query_opts *opts, const struct rc_kernel *k,
+			     struct hit *h)
+{
+	struct collector cl = { .mode = opts->mode };
+	struct rq q;
+
+	if (m->nprim == 0 || !rq_init(&q, m, ray, opts))
+		return 0;
+	k->one(m, &q, &cl);
+	if (!cl.found)
+		return 0;
+	fill_hit(m, &q, &cl.best, h);
+	return 1;
+}
+
 enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 				  const struct query_opts *opts, struct hit *hits,
 				  uint32_t *nhits, uint32_t *total, enum rc_isa isa)
 {
-	struct collector cl = { .mode = opts->mode };
+	const struct rc_kernel *k = rc_kernel(isa);
+	struct collector cl = { .mode = HIT_ALL };
 	struct rq q;
 	uint32_t i;
 	int owned = 0;
@@ -297,52 +343,36 @@ enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 	*nhits = 0;
 	if (total)
 		*total = 0;
-	if (!ray_valid(ray))
+	if (!ray_valid(ray) || !k)
 		return CORE_EINVAL;
-	if (opts->mode == HIT_ALL && opts->max_hits == 0)
-		return CORE_EINVAL;
-	if (isa == RC_ISA_AUTO)
-		isa = best_isa();
-	else if (!rc_isa_supported(isa))
+	if (opts->mode != HIT_ALL) {
+		*nhits = (uint32_t)cast_first(m, ray, opts, k, hits);
+		if (total)
+			*total = *nhits;
+		return CORE_OK;
+	}
+	if (opts->max_hits == 0)
 		return CORE_EINVAL;
 	if (m->nprim == 0 || !rq_init(&q, m, ray, opts))
 		return CORE_OK;
-	if (opts->mode == HIT_ALL) {
-		cl.cap = opts->max_hits;
-		if (opts->scratch && opts->scratch_bytes >= MESH_ALL_SCRATCH_BYTES(cl.cap)) {
-			cl.all = opts->scratch;
-		} else {
-			cl.all = malloc(sizeof(*cl.all) * cl.cap);
-			if (!cl.all)
-				return CORE_ENOMEM;
-			owned = 1;
-		}
+	cl.cap = opts->max_hits;
+	if (opts->scratch && opts->scratch_bytes >= MESH_ALL_SCRATCH_BYTES(cl.cap)) {
+		cl.all = opts->scratch;
+	} else {
+		cl.all = malloc(sizeof(*cl.all) * cl.cap);
+		if (!cl.all)
+			return CORE_ENOMEM;
+		owned = 1;
 	}
-	if (isa == RC_ISA_AVX512)
-		rc_traverse_avx512(m, &q, &cl);
-	else if (isa == RC_ISA_AVX2)
-		rc_traverse_avx2(m, &q, &cl);
-	else if (isa == RC_ISA_SSE2)
-		rc_traverse_sse2(m, &q, &cl);
-	else
-		rc_traverse_scalar(m, &q, &cl);
-	if (opts->mode == HIT_ALL) {
-		qsort(cl.all, cl.n, sizeof(*cl.all), cmp_cand);
-		for (i = 0; i < cl.n; i++)
-			fill_hit(m, &q, &cl.all[i], &hits[i]);
-		*nhits = cl.n;
-		if (total)
-			*total = cl.total;
-		if (owned)
-			free(cl.all);
-		return CORE_OK;
-	}
-	if (cl.found) {
-		fill_hit(m, &q, &cl.best, &hits[0]);
-		*nhits = 1;
-		if (total)
-			*total = 1;
-	}
+	k->one(m, &q, &cl);
+	qsort(cl.all, cl.n, sizeof(*cl.all), cmp_cand);
+	for (i = 0; i < cl.n; i++)
+		fill_hit(m, &q, &cl.all[i], &hits[i]);
+	*nhits = cl.n;
+	if (total)
+		*total = cl.total;
+	if (owned)
+		free(cl.all);
 	return CORE_OK;
 }
 
@@ -362,22 +392,22 @@ enum core_result mesh_raycast_batch_isa(const struct mesh *m, const struct ray *
 					uint32_t *nhits, enum core_result *res, enum rc_isa isa,
 					int walks)
 {
+	const struct rc_kernel *kern = rc_kernel(isa);
 	struct rq q[RC_BATCH_CHUNK];
 	struct collector cl[RC_BATCH_CHUNK];
 	uint32_t at[RC_BATCH_CHUNK];
 
-	if (opts->mode == HIT_ALL)
-		return CORE_EINVAL;
-	if (isa == RC_ISA_AUTO)
-		isa = best_isa();
-	else if (!rc_isa_supported(isa))
+	if (opts->mode == HIT_ALL || !kern)
 		return CORE_EINVAL;
 	if (walks == 0)
 		walks = m->memory_bytes < MESH_BATCH_WALK_BYTES ? 1 : RC_WALKS;
 	if (walks == 1) {
-		for (size_t i = 0; i < n; i++)
-			res[i] = mesh_raycast_isa(m, &rays[i], opts, &hits[i], &nhits[i], NULL,
-						  isa);
+		/* one query after another, the kernel chosen once */
+		for (size_t i = 0; i < n; i++) {
+			res[i] = ray_valid(&rays[i]) ? CORE_OK : CORE_EINVAL;
+			nhits[i] = res[i] == CORE_OK &&
+				   (uint32_t)cast_first(m, &rays[i], opts, kern, &hits[i]);
+		}
 		return CORE_OK;
 	}
 	for (size_t s = 0; s < n; s += RC_BATCH_CHUNK) {
@@ -391,14 +421,7 @@ enum core_result mesh_raycast_batch_isa(const struct mesh *m, const struct ray *
 				at[k++] = (uint32_t)(i - s);
 			}
 		}
-		if (isa == RC_ISA_AVX512)
-			rc_traverse_many_avx512(m, q, cl, k);
-		else if (isa == RC_ISA_AVX2)
-			rc_traverse_many_avx2(m, q, cl, k);
-		else if (isa == RC_ISA_SSE2)
-			rc_traverse_many_sse2(m, q, cl, k);
-		else
-			rc_traverse_many_scalar(m, q, cl, k);
+		kern->many(m, q, cl, k);
 		for (size_t j = 0; j < k; j++) {
 			if (!cl[j].found)
 				continue;
