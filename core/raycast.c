@@ -40,7 +40,8 @@ static inline void rq_axis(struct rq *q, int a, float o, float d, float lo, floa
 	float inv = fabsf(d) < 0x1p-126f ? copysignf(0x1p126f, d) : 1.0f / d;
 	/* the near plane is lo unless the ray goes down the axis: the lesser
 	 * of the two distances, taken without a branch (the direction is
-	 * random per ray; a select compiled to one that mispredicts) */
+	 * random per ray; a select of lo or hi compiled to a branch, which
+	 * mispredicts) */
 	int far_lo = inv < 0;
 	float tlo = (lo - o) * inv, thi = (hi - o) * inv;
 	float t0 = MINF(tlo, thi), t1 = MAXF(tlo, thi);
@@ -53,9 +54,8 @@ static inline void rq_axis(struct rq *q, int a, float o, float d, float lo, floa
 	*tf = MINF(*tf, t1 * RC_BOX_SLACK);
 }
 
-/* Slab test against the root box; 0 when the ray misses the mesh. Written
- * per axis with no array indexed by a value (callgrind: 161 -> 1xx
- * instructions a ray; the rows went through memory before). */
+/* Slab test against the root box; 0 when the ray misses the mesh. Per axis
+ * (rq_axis), with no array looked up by the direction's sign. */
 static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
 		   const struct query_opts *opts)
 {
@@ -290,7 +290,7 @@ struct rc_kernel {
 
 /* isa's kernel (AUTO: the fastest supported), or NULL when this CPU lacks
  * it. */
-static const struct rc_kernel *rc_kernel(enum rc_isa isa)
+static const struct rc_kernel *kernel_for(enum rc_isa isa)
 {
 	static const struct rc_kernel scalar = { rc_traverse_scalar, rc_traverse_many_scalar },
 				      sse2 = { rc_traverse_sse2, rc_traverse_many_sse2 },
@@ -334,7 +334,7 @@ enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 				  const struct query_opts *opts, struct hit *hits,
 				  uint32_t *nhits, uint32_t *total, enum rc_isa isa)
 {
-	const struct rc_kernel *k = rc_kernel(isa);
+	const struct rc_kernel *k = kernel_for(isa);
 	struct collector cl = { .mode = HIT_ALL };
 	struct rq q;
 	uint32_t i;
@@ -392,7 +392,7 @@ enum core_result mesh_raycast_batch_isa(const struct mesh *m, const struct ray *
 					uint32_t *nhits, enum core_result *res, enum rc_isa isa,
 					int walks)
 {
-	const struct rc_kernel *kern = rc_kernel(isa);
+	const struct rc_kernel *kern = kernel_for(isa);
 	struct rq q[RC_BATCH_CHUNK];
 	struct collector cl[RC_BATCH_CHUNK];
 	uint32_t at[RC_BATCH_CHUNK];
