@@ -6,12 +6,15 @@
  * force in test_mesh and test_raycast_kernels; this checks the structure
  * that makes them right, on inputs those suites do not build (coherent and
  * reversed orders, coincident centroids, coordinates near FLT_MAX, ranges
- * of every partition size). */
+ * of every partition size); and that the SAH split is the least-cost plane
+ * of the bins, against every plane tried by brute force, the first of
+ * equal ones. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bvh.h"
+#include "bvh_split.h"
 #include "testgeom.h"
 
 /* 1 when the box of slot s of nd holds [lo, hi]. */
@@ -171,6 +174,130 @@ START_TEST(threaded_build_holds_its_primitives)
 }
 END_TEST
 
+/* bvh_split.c's binning, written again: 16 bins (n of them under 16) over
+ * the doubled centroids' extent, one axis (the widest) above 4096
+ * primitives. */
+#define T_NBINS 16
+#define T_BIG_RANGE 4096
+
+static int t_bin(const struct bvh_prim *q, int k, float cmin, float scale, int nb)
+{
+	float x = (q->lo[k] + q->hi[k] - cmin) * scale, top = (float)(nb - 1);
+
+	x = x > 0 ? x : 0;
+	return (int)(x < top ? x : top);
+}
+
+/* The least SAH cost (area(L) nL + area(R) nR) of the planes between bins
+ * of p[0, n), each plane's sides gathered primitive by primitive; FLT_MAX
+ * when no plane leaves both sides non-empty. */
+static float least_binned_cost(const struct bvh_prim *p, uint32_t n)
+{
+	int nb = n < T_NBINS ? (int)n : T_NBINS, w = 0;
+	float cmin[3] = { FLT_MAX, FLT_MAX, FLT_MAX }, cmax[3] = { -FLT_MAX, -FLT_MAX, -FLT_MAX };
+	float scale[3], best = FLT_MAX;
+
+	for (uint32_t i = 0; i < n; i++)
+		for (int k = 0; k < 3; k++) {
+			cmin[k] = MINF(cmin[k], p[i].lo[k] + p[i].hi[k]);
+			cmax[k] = MAXF(cmax[k], p[i].lo[k] + p[i].hi[k]);
+		}
+	for (int k = 0; k < 3; k++) {
+		float ext = cmax[k] - cmin[k];
+
+		scale[k] = ext > 0 ? (nb * (1 - 1e-6f)) / ext : 0;
+		if (cmax[k] - cmin[k] > cmax[w] - cmin[w])
+			w = k;
+	}
+	for (int k = 0; k < 3; k++) {
+		if (scale[k] == 0 || (n > T_BIG_RANGE && k != w))
+			continue;
+		for (int b = 0; b < nb - 1; b++) {
+			struct box l, r;
+			uint32_t nl = 0, nr = 0;
+			float cost;
+
+			box_empty(&l);
+			box_empty(&r);
+			for (uint32_t i = 0; i < n; i++) {
+				if (t_bin(&p[i], k, cmin[k], scale[k], nb) <= b) {
+					box_grow_prim(&l, &p[i]);
+					nl++;
+				} else {
+					box_grow_prim(&r, &p[i]);
+					nr++;
+				}
+			}
+			if (!nl || !nr)
+				continue;
+			cost = box_area(&l) * nl + box_area(&r) * nr;
+			best = MINF(best, cost);
+		}
+	}
+	return best;
+}
+
+/* bvh_split_sah on n primitives of seed in order o: a split (n > 8 and the
+ * centroids apart), whose sides hold the range, with the least cost the
+ * brute force finds. */
+START_TEST(sah_split_is_the_least_binned_cost)
+{
+	static const uint32_t ns[] = { 12, 40, 300, 2000, 5000 };
+	static const enum order os[] = { SHUFFLED, SORTED, HALF_COINCIDENT };
+	uint32_t n = ns[_i % 5];
+	struct bvh_prim *p = prims(n, 9300 + (uint64_t)_i, os[_i / 5]);
+	struct range r = { .begin = 0, .end = n }, l, rr;
+	float least = least_binned_cost(p, n), cost;
+
+	box_empty(&r.bounds);
+	for (uint32_t i = 0; i < n; i++)
+		box_grow_prim(&r.bounds, &p[i]);
+	ck_assert_int_eq(bvh_split_sah(p, &r, &l, &rr), 1);
+	ck_assert_uint_eq(l.begin, 0);
+	ck_assert_uint_eq(l.end, rr.begin);
+	ck_assert_uint_eq(rr.end, n);
+	ck_assert_uint_gt(l.end, 0);
+	ck_assert_uint_lt(l.end, n);
+	cost = box_area(&l.bounds) * (float)(l.end - l.begin) +
+	       box_area(&rr.bounds) * (float)(rr.end - rr.begin);
+	ck_assert_msg(least < FLT_MAX, "no plane found by brute force");
+	ck_assert_msg(cost == least, "split cost %.9g, least binned cost %.9g (n %u, case %d)",
+		      cost, least, n, _i);
+	free(p);
+}
+END_TEST
+
+/* Equal costs go to the first plane in (axis, bin) order, as the tree's
+ * layout depends on it: eleven unit cubes in a row along x (the planes
+ * after the fifth and the sixth cost 133 each: five go left), and a 4 x 4
+ * grid in the xy plane (x and y cost the same: the cut is across x). */
+START_TEST(sah_ties_go_to_the_first_plane)
+{
+	struct bvh_prim p[16];
+	struct range r = { .begin = 0 }, l, rr;
+	uint32_t n = _i ? 16 : 11;
+
+	for (uint32_t i = 0; i < n; i++) {
+		float x = _i ? (float)(i % 4) : (float)i, y = _i ? (float)(i / 4) : 0;
+
+		p[i] = (struct bvh_prim){ { x, y, 0 }, i, { x + 1, y + 1, 1 }, 0 };
+	}
+	r.end = n;
+	box_empty(&r.bounds);
+	for (uint32_t i = 0; i < n; i++)
+		box_grow_prim(&r.bounds, &p[i]);
+	ck_assert_int_eq(bvh_split_sah(p, &r, &l, &rr), 1);
+	if (!_i) {
+		ck_assert_uint_eq(l.end - l.begin, 5);
+		ck_assert_float_eq(l.bounds.hi[0], 5);
+	} else {
+		ck_assert_uint_eq(l.end - l.begin, 8);
+		ck_assert_float_eq(l.bounds.hi[0], 2);	/* cut across x */
+		ck_assert_float_eq(l.bounds.hi[1], 4);
+	}
+}
+END_TEST
+
 static Suite *bvh_build_suite(void)
 {
 	Suite *s = suite_create("bvh_build");
@@ -179,6 +306,8 @@ static Suite *bvh_build_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, boxes_hold_their_primitives, 0, (int)(NSIZES * NORDERS));
 	tcase_add_loop_test(tc, threaded_build_holds_its_primitives, 0, 2);
+	tcase_add_loop_test(tc, sah_split_is_the_least_binned_cost, 0, 15);
+	tcase_add_loop_test(tc, sah_ties_go_to_the_first_plane, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
