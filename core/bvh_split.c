@@ -97,7 +97,7 @@ static void bins_fill3(struct bins *bn, const struct bvh_prim *p, uint32_t n, co
 	for (uint32_t i = 0; i < n; i++) {
 		/* lane 3 (the id's bits over pad: a subnormal float) cleared
 		 * before the product: arithmetic on subnormals is slow here
-		 * (it took a bunny build from 0.64 to 0.82 ms) */
+		 * (a bunny build took 0.82 ms with it, 0.64 without) */
 		__m128 c = _mm_and_ps(_mm_add_ps(_mm_loadu_ps(p[i].lo), _mm_loadu_ps(p[i].hi)), xyz);
 		/* max(x, 0) first: a NaN x (inf * 0) becomes 0 */
 		__m128 x = _mm_min_ps(_mm_max_ps(_mm_mul_ps(_mm_sub_ps(c, cm), sc), zero), top);
