@@ -153,20 +153,6 @@ typedef __m128 box4;
 #define B4_MAX _mm_max_ps
 #define B4_SET1 _mm_set1_ps
 
-/* box_area of [lo, hi] (lanes 0..2): the same products and sums in the
- * same order, so the same float. */
-static inline float area4(box4 lo, box4 hi)
-{
-	box4 d = _mm_sub_ps(hi, lo), p;
-
-	if (_mm_movemask_ps(_mm_cmplt_ps(d, _mm_setzero_ps())) & 7)
-		return 0;
-	/* (dx dy, dy dz, dz dx) */
-	p = _mm_mul_ps(d, _mm_shuffle_ps(d, d, _MM_SHUFFLE(3, 0, 2, 1)));
-	return (_mm_cvtss_f32(p) + _mm_cvtss_f32(_mm_shuffle_ps(p, p, 1))) +
-	       _mm_cvtss_f32(_mm_shuffle_ps(p, p, 2));
-}
-
 static inline void box4_store(struct box *b, box4 lo, box4 hi)
 {
 	float l[4], h[4];
@@ -218,6 +204,7 @@ static inline void box4_store(struct box *b, box4 lo, box4 hi)
 	memcpy(b->hi, hi.v, sizeof(b->hi));
 }
 
+/* box_area of [lo, hi] (sweep_axis, without SSE2; sweep_axes has area3) */
 static inline float area4(box4 lo, box4 hi)
 {
 	struct box b;
@@ -269,8 +256,8 @@ static void sweep_axis(const struct bins *bn, int k, int nb, float *best_cost, i
 #endif
 
 #if defined(__SSE2__)
-/* The areas (box_area, as area4: the same products and sums in the same
- * order) of three boxes given by their extents d[k] = hi - lo, one box per
+/* The areas (box_area's products and sums in the same order, so the same
+ * floats) of three boxes given by their extents d[k] = hi - lo, one box per
  * lane: 0 where an extent is negative (an empty box). */
 static inline __m128 area3(__m128 d0, __m128 d1, __m128 d2)
 {
@@ -292,8 +279,8 @@ static inline __m128 area3(__m128 d0, __m128 d1, __m128 d2)
 }
 
 /*
- * sweep_axis for the three axes at once, one per lane (a third of the
- * instructions: the sweep was a quarter of a small mesh's build). The costs
+ * sweep_axis for the three axes at once, one per lane (half the
+ * instructions: the sweep was a quarter of a bunny build's, callgrind). The costs
  * are the same floats, and the best is chosen in sweep_axis's order (axis,
  * then bin; the first of equal costs), skipping axes whose scale is 0.
  */
