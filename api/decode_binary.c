@@ -67,6 +67,7 @@ static enum api_err decode_args(const struct api_arg *args, struct query *q, str
 	q->opts.mode = (enum hit_mode)mode;
 	q->opts.cull_backfaces = cull;
 	q->opts.max_hits = 1;
+	q->opts.bare_hits = 1;	/* the answer is a triangle and a distance */
 	return API_OK;
 }
 

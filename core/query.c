@@ -63,13 +63,16 @@ static vec3 placed_normal(const struct mesh *m, const struct xform *xf, uint32_t
 	return v3((float)(n[0] / len), (float)(n[1] / len), (float)(n[2] / len));
 }
 
-/* Mesh-space hit h of ray r as a world hit. */
+/* Mesh-space hit h of ray r as a world hit; bare (opts->bare_hits): with
+ * no point and no normal. */
 static void world_hit_of(const struct mesh *m, const struct xform *xf, const struct qray *r,
-			 const struct hit *h, struct world_hit *w)
+			 const struct hit *h, int bare, struct world_hit *w)
 {
 	w->distance = h->t;
-	w->point = qray_point(r, h->t);
-	w->normal = xf ? placed_normal(m, xf, h->triangle, h->normal) : h->normal;
+	if (!bare) {
+		w->point = qray_point(r, h->t);
+		w->normal = xf ? placed_normal(m, xf, h->triangle, h->normal) : h->normal;
+	}
 	w->triangle = h->triangle;
 	w->u = h->u;
 	w->v = h->v;
@@ -96,7 +99,7 @@ enum core_result mesh_query(const struct mesh *m, const struct xform *xf, const 
 	if (res != CORE_OK)
 		return res;
 	for (k = 0; k < *n; k++)
-		world_hit_of(m, xf, r, &scratch[k], &out[k]);
+		world_hit_of(m, xf, r, &scratch[k], o.bare_hits, &out[k]);
 	return CORE_OK;
 }
 
@@ -116,6 +119,6 @@ enum core_result mesh_query_batch(const struct mesh *m, const struct xform *xf,
 		return rc;
 	for (size_t i = 0; i < n; i++)
 		if (res[i] == CORE_OK && nh[i])
-			world_hit_of(m, xf, &r[i], &room->hits[i], &out[i]);
+			world_hit_of(m, xf, &r[i], &room->hits[i], o.bare_hits, &out[i]);
 	return CORE_OK;
 }

@@ -46,8 +46,8 @@ vec3 qray_point(const struct qray *r, float t);
  * Cast r against m placed in the world by xf (NULL: mesh space is world
  * space). The ray is moved into mesh space (the triangles never move) and
  * the answers back: out[0..*n) are world hits in the order of
- * mesh_raycast. opts as for mesh_raycast; flip_winding is ignored and
- * taken from xf. scratch and out hold at least opts->max_hits entries
+ * mesh_raycast. opts as for mesh_raycast (bare_hits: no point or normal
+ * in out); flip_winding is ignored and taken from xf. scratch and out hold at least opts->max_hits entries
  * (1 unless HIT_ALL) and belong to the caller: nothing is allocated per
  * ray here. *total may be NULL. CORE_EINVAL when the moved ray is not a
  * valid ray (a transform pushing it out of the float range).

@@ -196,6 +196,16 @@ int rc_lanes(const struct mesh *m, const struct rq *q, struct collector *cl, uin
 	return 0;
 }
 
+/* Candidate c as a hit without its point and normal (opts->bare_hits). */
+static void fill_bare(const struct cand *c, struct hit *h)
+{
+	h->t = c->t;
+	h->triangle = c->tri;
+	h->u = c->u;
+	h->v = c->v;
+	h->front_face = c->front;
+}
+
 /* The answer for candidate c. The unit normal comes from the matrix's third
  * row, (n_i, n_j, n_k) / n_k (mesh_impl.h), signed by n_k: no vertex fetch.
  * Primitives without a float matrix compute it from their vertices. The
@@ -236,15 +246,21 @@ static void fill_hit(const struct mesh *m, const struct rq *q, const struct cand
 		n2 /= len;
 	}
 	len = sqrt(n0 * n0 + n1 * n1 + n2 * n2);
-	h->t = c->t;
 	h->point = v3((float)((double)q->o.x + (double)c->t * q->d.x),
 		      (float)((double)q->o.y + (double)c->t * q->d.y),
 		      (float)((double)q->o.z + (double)c->t * q->d.z));
 	h->normal = v3((float)(n0 / len), (float)(n1 / len), (float)(n2 / len));
-	h->triangle = c->tri;
-	h->u = c->u;
-	h->v = c->v;
-	h->front_face = c->front;
+	fill_bare(c, h);
+}
+
+/* Candidate c as opts asks for it: bare or whole. */
+static inline void fill_answer(const struct mesh *m, const struct rq *q, const struct cand *c,
+			       const struct query_opts *opts, struct hit *h)
+{
+	if (opts->bare_hits)
+		fill_bare(c, h);
+	else
+		fill_hit(m, q, c, h);
 }
 
 static int cmp_cand(const void *a, const void *b)
@@ -313,7 +329,7 @@ static int ray_valid(const struct ray *ray)
 }
 
 /* A closest or any query for a valid ray through kernel k: 1 when it hits
- * (then *h holds the hit). */
+ * (then *h holds the hit, bare when opts->bare_hits). */
 static inline int cast_first(const struct mesh *m, const struct ray *ray,
 			     const struct query_opts *opts, const struct rc_kernel *k,
 			     struct hit *h)
@@ -326,7 +342,7 @@ static inline int cast_first(const struct mesh *m, const struct ray *ray,
 	k->one(m, &q, &cl);
 	if (!cl.found)
 		return 0;
-	fill_hit(m, &q, &cl.best, h);
+	fill_answer(m, &q, &cl.best, opts, h);
 	return 1;
 }
 
@@ -367,7 +383,7 @@ enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 	k->one(m, &q, &cl);
 	qsort(cl.all, cl.n, sizeof(*cl.all), cmp_cand);
 	for (i = 0; i < cl.n; i++)
-		fill_hit(m, &q, &cl.all[i], &hits[i]);
+		fill_answer(m, &q, &cl.all[i], opts, &hits[i]);
 	*nhits = cl.n;
 	if (total)
 		*total = cl.total;
@@ -425,7 +441,7 @@ enum core_result mesh_raycast_batch_isa(const struct mesh *m, const struct ray *
 		for (size_t j = 0; j < k; j++) {
 			if (!cl[j].found)
 				continue;
-			fill_hit(m, &q[j], &cl[j].best, &hits[s + at[j]]);
+			fill_answer(m, &q[j], &cl[j].best, opts, &hits[s + at[j]]);
 			nhits[s + at[j]] = 1;
 		}
 	}

@@ -670,10 +670,41 @@ START_TEST(threaded_build_answers)
 }
 END_TEST
 
+/* The fields a bare hit carries, equal to the whole hit's. */
+static int same_bare(const struct hit *b, const struct hit *h)
+{
+	return b->t == h->t && b->triangle == h->triangle && b->u == h->u && b->v == h->v &&
+	       b->front_face == h->front_face;
+}
+
+/* Ray r alone with bare hits (o->bare_hits), closest or any and every hit:
+ * the whole answers' bare fields. */
+static void check_bare_alone(const struct mesh *m, const struct ray *r,
+			     const struct query_opts *o, enum rc_isa isa)
+{
+	struct query_opts all = *o, all_whole;
+	struct hit hb, hw, lb[8], lw[8];
+	uint32_t nb = 9, nw = 9, tb = 0, tw = 0;
+
+	ck_assert_int_eq(mesh_raycast_isa(m, r, o, &hb, &nb, NULL, isa), CORE_OK);
+	all_whole = *o;
+	all_whole.bare_hits = 0;
+	ck_assert_int_eq(mesh_raycast_isa(m, r, &all_whole, &hw, &nw, NULL, isa), CORE_OK);
+	ck_assert(nb == nw && (!nb || same_bare(&hb, &hw)));
+	all.mode = all_whole.mode = HIT_ALL;
+	all.max_hits = all_whole.max_hits = 8;
+	ck_assert_int_eq(mesh_raycast_isa(m, r, &all, lb, &nb, &tb, isa), CORE_OK);
+	ck_assert_int_eq(mesh_raycast_isa(m, r, &all_whole, lw, &nw, &tw, isa), CORE_OK);
+	ck_assert(nb == nw && tb == tw);
+	for (uint32_t i = 0; i < nb; i++)
+		ck_assert(same_bare(&lb[i], &lw[i]));
+}
+
 /*
  * A batch of rays answers as each ray alone, bit for bit: every kernel, one
  * walk at a time and RC_WALKS interleaved (forced whatever the mesh's
- * size), closest and any, culled or not, mirrored winding or not. The batch
+ * size), closest and any, culled or not, mirrored winding or not, whole or
+ * bare hits (bare: the whole answer's fields, and so alone). The batch
  * spans several chunks, the last one partial, and holds rays the walks must
  * skip (invalid ones, rays that miss the root box) between aimed ones.
  */
@@ -702,12 +733,16 @@ static void check_batch(const struct mesh *m, const struct tmesh *t, struct rng 
 	for (size_t k = 0; k < NKERNELS; k++) {
 		if (!rc_isa_supported(kernels[k]))
 			continue;
-		for (int c = 0; c < 8; c++) {
+		for (int c = 0; c < 16; c++) {
 			struct query_opts o = { .mode = c & 1 ? HIT_ANY : HIT_CLOSEST,
 						.cull_backfaces = c >> 1 & 1,
-						.flip_winding = c >> 2 & 1, .max_hits = 1 };
+						.flip_winding = c >> 2 & 1, .max_hits = 1,
+						.bare_hits = c >> 3 };
+			struct query_opts whole = o;
 			int walks = c % 3 == 0 ? 1 : RC_WALKS;
 
+			/* bare hits: the whole answer's t, triangle, u, v and face */
+			whole.bare_hits = 0;
 			memset(hits, 0xa5, n * sizeof(*hits));
 			ck_assert_int_eq(mesh_raycast_batch_isa(m, rays, n, &o, hits, nh, res,
 								kernels[k], walks),
@@ -717,13 +752,20 @@ static void check_batch(const struct mesh *m, const struct tmesh *t, struct rng 
 				uint32_t n1 = 7;
 				enum core_result r1;
 
-				r1 = mesh_raycast_isa(m, &rays[i], &o, &h, &n1, NULL, kernels[k]);
+				r1 = mesh_raycast_isa(m, &rays[i], &whole, &h, &n1, NULL, kernels[k]);
 				ck_assert_msg(res[i] == r1 && nh[i] == (r1 == CORE_OK ? n1 : 0),
 					      "kernel %d case %d ray %zu: %d/%u, alone %d/%u",
 					      (int)kernels[k], c, i, (int)res[i], nh[i], (int)r1, n1);
-				ck_assert_msg(!nh[i] || !memcmp(&hits[i], &h, sizeof(h)),
-					      "kernel %d case %d ray %zu: the hit differs", (int)kernels[k],
-					      c, i);
+				if (o.bare_hits)
+					ck_assert_msg(!nh[i] || same_bare(&hits[i], &h),
+						      "kernel %d case %d ray %zu: the bare hit differs",
+						      (int)kernels[k], c, i);
+				else
+					ck_assert_msg(!nh[i] || !memcmp(&hits[i], &h, sizeof(h)),
+						      "kernel %d case %d ray %zu: the hit differs",
+						      (int)kernels[k], c, i);
+				if (o.bare_hits && res[i] == CORE_OK)
+					check_bare_alone(m, &rays[i], &o, kernels[k]);
 				found += nh[i];
 			}
 		}
