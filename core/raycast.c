@@ -25,12 +25,80 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "exact.h"
 #include "raycast_impl.h"
 #include "vec.h"	/* MINF/MAXF: rays are validated, nothing here is NaN */
 
 
-/* Axis a of rq_init: the inverse direction, the rows of a node's near and
+#ifdef __SSE2__
+/* (x, y, z, 0) */
+static inline __m128 rq_vec(vec3 v)
+{
+	return _mm_setr_ps(v.x, v.y, v.z, 0);
+}
+
+/*
+ * The three axes of the slab test in the lanes of one vector: the inverse
+ * direction, |1/d| capped at 2^126 (no inf * 0; the padded boxes keep this
+ * conservative, bvh.h), the rows of a node's near and far planes (the near
+ * plane is lo unless the ray goes down the axis), and the root box's entry
+ * and exit into *tn and *tf, folded axis by axis as MAXF / MINF would
+ * (maxss and minss are those). No branch, and the two segment ends below
+ * in vectors too: rq_init 197 -> 138 instructions a ray (callgrind, bunny).
+ */
+static inline void rq_slabs(struct rq *q, const struct mesh *m, const struct ray *r, float *tn,
+			    float *tf)
+{
+	const __m128 sign = _mm_set1_ps(-0.0f), zero = _mm_setzero_ps();
+	__m128 o = rq_vec(r->origin), d = rq_vec(r->dir);
+	__m128 tiny = _mm_cmplt_ps(_mm_andnot_ps(sign, d), _mm_set1_ps(0x1p-126f));
+	__m128 cap = _mm_or_ps(_mm_and_ps(sign, d), _mm_set1_ps(0x1p126f));
+	__m128 inv = _mm_or_ps(_mm_and_ps(tiny, cap),
+			       _mm_andnot_ps(tiny, _mm_div_ps(_mm_set1_ps(1.0f), d)));
+	__m128 tlo = _mm_mul_ps(_mm_sub_ps(rq_vec(m->bvh.lo), o), inv);
+	__m128 thi = _mm_mul_ps(_mm_sub_ps(rq_vec(m->bvh.hi), o), inv);
+	__m128 t0 = _mm_min_ps(tlo, thi);
+	__m128 t1 = _mm_mul_ps(_mm_max_ps(tlo, thi), _mm_set1_ps(RC_BOX_SLACK));
+	__m128i three = _mm_and_si128(_mm_castps_si128(_mm_cmplt_ps(inv, zero)), _mm_set1_epi32(3));
+	__m128 n = _mm_max_ss(zero, t0), f = _mm_min_ss(_mm_set_ss(r->tmax), t1);
+
+	_mm_storeu_ps(q->ov, o);
+	_mm_storeu_ps(q->inv, inv);
+	/* lo then hi: a node's float[6][8] (bvh.h) */
+	_mm_storeu_si128((__m128i *)q->nrow, _mm_add_epi32(_mm_setr_epi32(0, 1, 2, 3), three));
+	_mm_storeu_si128((__m128i *)q->frow, _mm_sub_epi32(_mm_setr_epi32(3, 4, 5, 6), three));
+	n = _mm_max_ss(n, _mm_shuffle_ps(t0, t0, 1));
+	f = _mm_min_ss(f, _mm_shuffle_ps(t1, t1, 1));
+	*tn = _mm_cvtss_f32(_mm_max_ss(n, _mm_shuffle_ps(t0, t0, 2)));
+	*tf = _mm_cvtss_f32(_mm_min_ss(f, _mm_shuffle_ps(t1, t1, 2)));
+}
+
+/* The segment's ends j = o - center and k = j + L d by dominant axis
+ * (struct rq's jk), and P: rotations of two vectors. */
+static inline void rq_ends(struct rq *q, const struct mesh *m, const struct ray *r)
+{
+	__m128 j = _mm_sub_ps(rq_vec(r->origin), rq_vec(m->center));
+	__m128 k = _mm_add_ps(j, _mm_mul_ps(rq_vec(r->dir), _mm_set1_ps(q->L)));
+	__m128 a = _mm_max_ps(_mm_andnot_ps(_mm_set1_ps(-0.0f), j),
+			      _mm_andnot_ps(_mm_set1_ps(-0.0f), k));
+
+	/* jk[c][ax] = coordinate (ax + 1 + c) % 3: (y, z, x), (z, x, y), (x, y, z) */
+	_mm_store_ps(q->jk[0], _mm_shuffle_ps(j, j, _MM_SHUFFLE(3, 0, 2, 1)));
+	_mm_store_ps(q->jk[1], _mm_shuffle_ps(j, j, _MM_SHUFFLE(3, 1, 0, 2)));
+	_mm_store_ps(q->jk[2], j);
+	_mm_store_ps(q->jk[3], _mm_shuffle_ps(k, k, _MM_SHUFFLE(3, 0, 2, 1)));
+	_mm_store_ps(q->jk[4], _mm_shuffle_ps(k, k, _MM_SHUFFLE(3, 1, 0, 2)));
+	_mm_store_ps(q->jk[5], k);
+	/* lane 3 is 0 in both */
+	a = _mm_max_ps(a, _mm_shuffle_ps(a, a, _MM_SHUFFLE(1, 0, 3, 2)));
+	q->P = _mm_cvtss_f32(_mm_max_ss(a, _mm_shuffle_ps(a, a, 1)));
+}
+#else
+/* Axis a of rq_slabs: the inverse direction, the rows of a node's near and
  * far planes, and the root box's entry and exit folded into *tn and *tf. */
 static inline void rq_axis(struct rq *q, int a, float o, float d, float lo, float hi,
 			   float *tn, float *tf)
@@ -38,10 +106,7 @@ static inline void rq_axis(struct rq *q, int a, float o, float d, float lo, floa
 	/* |1/d| capped at 2^126: no inf * 0; the padded boxes keep this
 	 * conservative (bvh.h) */
 	float inv = fabsf(d) < 0x1p-126f ? copysignf(0x1p126f, d) : 1.0f / d;
-	/* the near plane is lo unless the ray goes down the axis: the lesser
-	 * of the two distances, taken without a branch (the direction is
-	 * random per ray; a select of lo or hi compiled to a branch, which
-	 * mispredicts) */
+	/* the near plane is lo unless the ray goes down the axis */
 	int far_lo = inv < 0;
 	float tlo = (lo - o) * inv, thi = (hi - o) * inv;
 	float t0 = MINF(tlo, thi), t1 = MAXF(tlo, thi);
@@ -54,29 +119,23 @@ static inline void rq_axis(struct rq *q, int a, float o, float d, float lo, floa
 	*tf = MINF(*tf, t1 * RC_BOX_SLACK);
 }
 
-/* Slab test against the root box; 0 when the ray misses the mesh. Per axis
- * (rq_axis), with no array looked up by the direction's sign. */
-static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
-		   const struct query_opts *opts)
+/* The slab test's set-up, axis by axis (the SSE2 form above in lanes). */
+static inline void rq_slabs(struct rq *q, const struct mesh *m, const struct ray *r, float *tn,
+			    float *tf)
 {
-	float tn = 0, tf = r->tmax;
-	vec3 j, k;
+	*tn = 0;
+	*tf = r->tmax;
+	rq_axis(q, 0, r->origin.x, r->dir.x, m->bvh.lo.x, m->bvh.hi.x, tn, tf);
+	rq_axis(q, 1, r->origin.y, r->dir.y, m->bvh.lo.y, m->bvh.hi.y, tn, tf);
+	rq_axis(q, 2, r->origin.z, r->dir.z, m->bvh.lo.z, m->bvh.hi.z, tn, tf);
+}
 
-	q->o = r->origin;
-	q->d = r->dir;
-	q->tmax = r->tmax;
-	q->cull = opts->cull_backfaces;
-	q->flip = opts->flip_winding;
-	rq_axis(q, 0, r->origin.x, r->dir.x, m->bvh.lo.x, m->bvh.hi.x, &tn, &tf);
-	rq_axis(q, 1, r->origin.y, r->dir.y, m->bvh.lo.y, m->bvh.hi.y, &tn, &tf);
-	rq_axis(q, 2, r->origin.z, r->dir.z, m->bvh.lo.z, m->bvh.hi.z, &tn, &tf);
-	if (!(tn <= tf))
-		return 0;
-	q->L = isfinite(tf) ? tf : r->tmax;
-	if (!isfinite(q->L))
-		return 0;
-	j = v3_sub(r->origin, m->center);
-	k = v3_add(j, v3_scale(r->dir, q->L));
+/* The segment's ends by dominant axis (struct rq's jk), and P. */
+static inline void rq_ends(struct rq *q, const struct mesh *m, const struct ray *r)
+{
+	vec3 j = v3_sub(r->origin, m->center);
+	vec3 k = v3_add(j, v3_scale(r->dir, q->L));
+
 	/* jk[c][ax] = coordinate (ax + 1 + c) % 3 */
 	q->jk[0][0] = j.y; q->jk[0][1] = j.z; q->jk[0][2] = j.x;
 	q->jk[1][0] = j.z; q->jk[1][1] = j.x; q->jk[1][2] = j.y;
@@ -86,6 +145,27 @@ static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
 	q->jk[5][0] = k.x; q->jk[5][1] = k.y; q->jk[5][2] = k.z;
 	q->P = MAXF(MAXF(MAXF(fabsf(j.x), fabsf(j.y)), MAXF(fabsf(j.z), fabsf(k.x))),
 		     MAXF(fabsf(k.y), fabsf(k.z)));
+}
+#endif
+
+/* Slab test against the root box; 0 when the ray misses the mesh. */
+static int rq_init(struct rq *q, const struct mesh *m, const struct ray *r,
+		   const struct query_opts *opts)
+{
+	float tn, tf;
+
+	q->o = r->origin;
+	q->d = r->dir;
+	q->tmax = r->tmax;
+	q->cull = opts->cull_backfaces;
+	q->flip = opts->flip_winding;
+	rq_slabs(q, m, r, &tn, &tf);
+	if (!(tn <= tf))
+		return 0;
+	q->L = isfinite(tf) ? tf : r->tmax;
+	if (!isfinite(q->L))
+		return 0;
+	rq_ends(q, m, r);
 	return 1;
 }
 

@@ -34,8 +34,8 @@ struct rq {
 	vec3 o, d;
 	float tmax;		/* the caller's limit */
 	float L;		/* clip length: tmax or the exit from the root box */
-	float ov[3], inv[3];
-	int nrow[3], frow[3];	/* rows of a node's lo/hi (float[6][8]) nearest / farthest */
+	float ov[4], inv[4];	/* lane 3: unused (set in one store) */
+	int nrow[4], frow[4];	/* rows of a node's lo/hi (float[6][8]) nearest / farthest */
 	/* segment ends relative to center, by dominant axis k of a triangle:
 	 * jk[c][k] is coordinate (k+1+c)%3 of j for c < 3, of k for c >= 3
 	 * (so a lane picks its (p_i, p_j, p_k) by k) */
