@@ -21,6 +21,7 @@
  * their answers are bit-identical; the tests check that.
  */
 #include <float.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,12 +402,32 @@ static const struct rc_kernel *kernel_for(enum rc_isa isa)
 	       isa == RC_ISA_SSE2 ? &sse2 : &scalar;
 }
 
-/* mesh_raycast's rule for a ray it answers at all. */
+/* mesh_raycast's rule for a ray it answers at all: origin and direction
+ * finite, the direction not zero, tmax > 0 (not NaN). */
+#ifdef __SSE2__
+_Static_assert(offsetof(struct ray, dir) == 12 && offsetof(struct ray, tmax) == 24,
+	       "ray_valid reads the origin and the direction as two 16-byte loads");
+static int ray_valid(const struct ray *ray)
+{
+	/* (ox, oy, oz, dx) and (dx, dy, dz, tmax): finite when the exponent
+	 * bits are not all ones (the sixteen bytes after origin stay inside
+	 * the ray) */
+	__m128i o = _mm_loadu_si128((const __m128i *)&ray->origin);
+	__m128i d = _mm_loadu_si128((const __m128i *)&ray->dir);
+	__m128i e = _mm_set1_epi32(0x7f800000);
+	__m128i inf = _mm_or_si128(_mm_cmpeq_epi32(_mm_and_si128(o, e), e),
+				   _mm_cmpeq_epi32(_mm_and_si128(d, e), e));
+	int nonzero = _mm_movemask_ps(_mm_cmpneq_ps(_mm_castsi128_ps(d), _mm_setzero_ps())) & 7;
+
+	return !(_mm_movemask_ps(_mm_castsi128_ps(inf)) & 7) && nonzero && ray->tmax > 0;
+}
+#else
 static int ray_valid(const struct ray *ray)
 {
 	return v3_isfinite(ray->origin) && v3_isfinite(ray->dir) && !isnan(ray->tmax) &&
 	       ray->tmax > 0 && !(ray->dir.x == 0 && ray->dir.y == 0 && ray->dir.z == 0);
 }
+#endif
 
 /* A closest or any query for a valid ray through kernel k: 1 when it hits
  * (then *h holds the hit, bare when opts->bare_hits). */

@@ -464,6 +464,54 @@ START_TEST(edge_invalid_rays)
 }
 END_TEST
 
+/* Random rays of special components (zeros of both signs, subnormals,
+ * FLT_MAX, infinities, NaN): mesh_raycast and mesh_raycast_batch refuse
+ * exactly those the rule refuses (finite origin and direction, a direction
+ * not zero, tmax > 0). */
+START_TEST(ray_validity_by_definition)
+{
+	static const float vals[] = { 0.0f, -0.0f, 1.0f, -1.0f, 1e-40f, -FLT_MAX, FLT_MAX,
+				      INFINITY, -INFINITY, NAN };
+	struct mesh *m = one_triangle(0, 0, 0);
+	struct query_opts o = { .mode = HIT_CLOSEST, .max_hits = 1 };
+	struct rng r = { 4242 };
+	struct ray rays[64];
+	struct hit hits[64];
+	uint32_t nh[64];
+	enum core_result res[64];
+	int refused = 0;
+
+	for (int round = 0; round < 400; round++) {
+		for (int i = 0; i < 64; i++) {
+			float c[7];
+
+			for (int k = 0; k < 7; k++)
+				c[k] = rng_next(&r) % 4 ? (float)(rng_next(&r) % 5) - 2.0f
+							: vals[rng_next(&r) % 10];
+			rays[i] = (struct ray){ v3(c[0], c[1], c[2]), v3(c[3], c[4], c[5]), c[6] };
+		}
+		ck_assert_int_eq(mesh_raycast_batch(m, rays, 64, &o, hits, nh, res), CORE_OK);
+		for (int i = 0; i < 64; i++) {
+			const struct ray *q = &rays[i];
+			int valid = isfinite(q->origin.x) && isfinite(q->origin.y) &&
+				    isfinite(q->origin.z) && isfinite(q->dir.x) && isfinite(q->dir.y) &&
+				    isfinite(q->dir.z) && q->tmax > 0 &&
+				    (q->dir.x != 0 || q->dir.y != 0 || q->dir.z != 0);
+			struct hit h;
+			uint32_t n;
+
+			ck_assert_int_eq(res[i], valid ? CORE_OK : CORE_EINVAL);
+			ck_assert_int_eq(mesh_raycast(m, q, &o, &h, &n, NULL),
+					 valid ? CORE_OK : CORE_EINVAL);
+			refused += !valid;
+		}
+	}
+	ck_assert_int_gt(refused, 1000);
+	ck_assert_int_lt(refused, 400 * 64 - 1000);
+	mesh_unref(m);
+}
+END_TEST
+
 START_TEST(edge_far_mesh_distance_mm)
 {
 	/* a 10 km-away mesh: vertices are exact floats; the exact distance is 3 */
@@ -692,6 +740,7 @@ static Suite *mesh_suite(void)
 	tcase_add_test(tc, edge_start_on_surface);
 	tcase_add_test(tc, edge_max_distance_is_inclusive);
 	tcase_add_test(tc, edge_invalid_rays);
+	tcase_add_test(tc, ray_validity_by_definition);
 	tcase_add_test(tc, edge_far_mesh_distance_mm);
 	tcase_add_test(tc, edge_slivers);
 	tcase_add_loop_test(tc, transform_non_uniform_scale, 0, 2);
