@@ -94,9 +94,8 @@ KFN static inline __attribute__((always_inline)) int kern_leaf(const struct mesh
 	for (; g0 < end; g0 += LANES, span >>= LANES) {
 		VI id = I_LOAD_ID(m, g0);
 		M exact = I_FLAG(id, PRIM_EXACT), negnk = I_FLAG(id, PRIM_NEG_NK);
-		V r0 = V_LOAD_ROW(m, g0, 0), r1 = V_LOAD_ROW(m, g0, 1), r2 = V_LOAD_ROW(m, g0, 2);
-		V r3 = V_LOAD_ROW(m, g0, 3), r4 = V_LOAD_ROW(m, g0, 4), r5 = V_LOAD_ROW(m, g0, 5);
 		V r6 = V_LOAD_ROW(m, g0, 6), r7 = V_LOAD_ROW(m, g0, 7), r8 = V_LOAD_ROW(m, g0, 8);
+		V r0, r1, r2, r3, r4, r5;
 		V J0, J1, J2, K0, K1, K2, zj, zk, s2, ez, den, aj, ak, ad, uj, uk, vj, vk, U, Vv, W;
 		V s, T, e, bU, bV, bW;
 		M same, far, m_slow, rest, beyond, before, outside, inside, nearp, fin, front;
@@ -132,6 +131,14 @@ KFN static inline __attribute__((always_inline)) int kern_leaf(const struct mesh
 		rest = M_ANDNOT(M_OR(beyond, before), rest);
 		if (!((unsigned)M_BITS(M_OR(M_OR(exact, M_NOT(fin)), M_OR(rest, m_slow))) & valid))
 			continue;	/* every lane a certain miss already */
+		/* the u and v rows only now: loaded before the test above, the
+		 * compiler kept half of them on the stack across it */
+		r0 = V_LOAD_ROW(m, g0, 0);
+		r1 = V_LOAD_ROW(m, g0, 1);
+		r2 = V_LOAD_ROW(m, g0, 2);
+		r3 = V_LOAD_ROW(m, g0, 3);
+		r4 = V_LOAD_ROW(m, g0, 4);
+		r5 = V_LOAD_ROW(m, g0, 5);
 		uj = V_ADD(V_ADD(V_MUL(r0, J0), V_MUL(r1, J1)), r2);
 		uk = V_ADD(V_ADD(V_MUL(r0, K0), V_MUL(r1, K1)), r2);
 		vj = V_ADD(V_ADD(V_MUL(r3, J0), V_MUL(r4, J1)), r5);
