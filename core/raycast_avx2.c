@@ -11,6 +11,7 @@
 
 #ifndef TRAVERSE_FALLBACK
 #define TRAVERSE_FALLBACK rc_traverse_avx2
+#define TRAVERSE_SEQ_FALLBACK rc_traverse_seq_avx2
 #define TRAVERSE_MANY_FALLBACK rc_traverse_many_avx2
 #endif
 
@@ -20,6 +21,7 @@
 #ifndef KFN
 #define KFN __attribute__((target("avx2")))
 #define TRAVERSE rc_traverse_avx2
+#define TRAVERSE_SEQ rc_traverse_seq_avx2
 #define TRAVERSE_MANY rc_traverse_many_avx2
 #endif
 #define LANES 8
@@ -115,6 +117,12 @@ typedef __m256 M;
 void TRAVERSE_FALLBACK(const struct mesh *m, const struct rq *q, struct collector *cl)
 {
 	rc_traverse_scalar(m, q, cl);
+}
+
+void TRAVERSE_SEQ_FALLBACK(const struct mesh *m, const struct rq *q, struct collector *cl,
+			   size_t n)
+{
+	rc_traverse_seq_scalar(m, q, cl, n);
 }
 
 void TRAVERSE_MANY_FALLBACK(const struct mesh *m, const struct rq *q, struct collector *cl,

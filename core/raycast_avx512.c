@@ -14,6 +14,8 @@
 #define KFN __attribute__((target("avx2,avx512f,avx512vl")))
 #define TRAVERSE rc_traverse_avx512
 #define TRAVERSE_FALLBACK rc_traverse_avx512
+#define TRAVERSE_SEQ rc_traverse_seq_avx512
+#define TRAVERSE_SEQ_FALLBACK rc_traverse_seq_avx512
 #define TRAVERSE_MANY rc_traverse_many_avx512
 #define TRAVERSE_MANY_FALLBACK rc_traverse_many_avx512
 #define RC_KMASK	/* masks in AVX-512's mask registers */

@@ -119,6 +119,17 @@ void rc_traverse_sse2(const struct mesh *m, const struct rq *q, struct collector
 void rc_traverse_avx2(const struct mesh *m, const struct rq *q, struct collector *cl);
 void rc_traverse_avx512(const struct mesh *m, const struct rq *q, struct collector *cl);
 
+/* The kernels for q[0..n) and cl[0..n), one query after another: the
+ * answers of rc_traverse_* on each pair, without a call per query. */
+void rc_traverse_seq_scalar(const struct mesh *m, const struct rq *q, struct collector *cl,
+			    size_t n);
+void rc_traverse_seq_sse2(const struct mesh *m, const struct rq *q, struct collector *cl,
+			  size_t n);
+void rc_traverse_seq_avx2(const struct mesh *m, const struct rq *q, struct collector *cl,
+			  size_t n);
+void rc_traverse_seq_avx512(const struct mesh *m, const struct rq *q, struct collector *cl,
+			    size_t n);
+
 /*
  * Walks interleaved by rc_traverse_many_*: a query's next node or leaf is
  * prefetched, then the other walks take a step each before it is read.
@@ -148,8 +159,8 @@ enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 				  const struct query_opts *opts, struct hit *hits,
 				  uint32_t *nhits, uint32_t *total, enum rc_isa isa);
 /* mesh_raycast_batch with a chosen kernel and, walks 1, one walk at a time
- * (a loop of mesh_raycast_isa), or RC_WALKS walks interleaved whatever the
- * mesh's size; walks 0: as mesh_raycast_batch chooses. */
+ * (rc_traverse_seq_*), or RC_WALKS walks interleaved whatever the mesh's
+ * size; walks 0: as mesh_raycast_batch chooses. */
 enum core_result mesh_raycast_batch_isa(const struct mesh *m, const struct ray *rays, size_t n,
 					const struct query_opts *opts, struct hit *hits,
 					uint32_t *nhits, enum core_result *res, enum rc_isa isa,

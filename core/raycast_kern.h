@@ -7,7 +7,7 @@
  *
  * The includer defines: KFN (function attributes), LANES (leaf lanes, a
  * multiple of PRIM_LANES or 1), NLANES (node lanes, dividing BVH_WIDTH),
- * TRAVERSE and TRAVERSE_MANY (the functions' names), the types V (LANES
+ * TRAVERSE, TRAVERSE_SEQ and TRAVERSE_MANY (the functions' names), the types V (LANES
  * floats), M (LANES masks), VI (LANES ints), NV (NLANES floats), NM (NLANES
  * masks) and the operations used below (V_*, M_*, I_*, N_*).
  *
@@ -365,7 +365,9 @@ KFN static inline void kern_ray_init(struct kern_ray *kr, const struct rq *q)
  * depth); if it ever did, the query starts over as a scan of every
  * primitive.
  */
-KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl)
+KFN static inline __attribute__((always_inline)) void kern_walk(const struct mesh *m,
+								 const struct rq *q,
+								 struct collector *cl)
 {
 	struct kern_stack stack[BVH_STACK_MAX];
 	int sp = 0, any = cl->mode == HIT_ANY;
@@ -392,6 +394,19 @@ KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl
 		if (!kern_pop(stack, &sp, tcur, &cur))
 			return;
 	}
+}
+
+KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl)
+{
+	kern_walk(m, q, cl);
+}
+
+/* TRAVERSE for q[0..n) and cl[0..n), one query after another: a batch's
+ * rays on a mesh that fits the caches, without a call per ray. */
+KFN void TRAVERSE_SEQ(const struct mesh *m, const struct rq *q, struct collector *cl, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		kern_walk(m, &q[i], &cl[i]);
 }
 
 /*

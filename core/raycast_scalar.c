@@ -8,6 +8,7 @@
 #define LANES 1
 #define NLANES 1
 #define TRAVERSE rc_traverse_scalar
+#define TRAVERSE_SEQ rc_traverse_seq_scalar
 #define TRAVERSE_MANY rc_traverse_many_scalar
 
 typedef float V;

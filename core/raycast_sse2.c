@@ -11,6 +11,7 @@
 #define LANES 4
 #define NLANES 4
 #define TRAVERSE rc_traverse_sse2
+#define TRAVERSE_SEQ rc_traverse_seq_sse2
 #define TRAVERSE_MANY rc_traverse_many_sse2
 
 typedef __m128 V;
@@ -79,6 +80,11 @@ typedef __m128 NV;
 void rc_traverse_sse2(const struct mesh *m, const struct rq *q, struct collector *cl)
 {
 	rc_traverse_scalar(m, q, cl);
+}
+
+void rc_traverse_seq_sse2(const struct mesh *m, const struct rq *q, struct collector *cl, size_t n)
+{
+	rc_traverse_seq_scalar(m, q, cl, n);
 }
 
 void rc_traverse_many_sse2(const struct mesh *m, const struct rq *q, struct collector *cl, size_t n)
