@@ -36,11 +36,19 @@
 
 
 #ifdef __SSE2__
-/* (x, y, z, 0) */
-static inline __m128 rq_vec(vec3 v)
+/* The vec3 at p and the float after it, one 16-byte load: lane 3 is never
+ * read below (nor by the kernels: rq's ov, inv, nrow, frow and jk rows
+ * have a spare lane). */
+static inline __m128 rq_load(const vec3 *p)
 {
-	return _mm_setr_ps(v.x, v.y, v.z, 0);
+	return _mm_loadu_ps(&p->x);
 }
+
+/* Every vec3 loaded so has a float after it inside its struct. */
+_Static_assert(offsetof(struct ray, dir) + 16 <= sizeof(struct ray), "ray.dir: 16 bytes");
+_Static_assert(offsetof(struct bvh, hi) == offsetof(struct bvh, lo) + 12,
+	       "bvh.lo and bvh.hi: 24 contiguous bytes");
+_Static_assert(offsetof(struct mesh, center) + 16 <= sizeof(struct mesh), "mesh.center: 16 bytes");
 
 /*
  * The three axes of the slab test in the lanes of one vector: the inverse
@@ -49,19 +57,21 @@ static inline __m128 rq_vec(vec3 v)
  * plane is lo unless the ray goes down the axis), and the root box's entry
  * and exit into *tn and *tf, folded axis by axis as MAXF / MINF would
  * (maxss and minss are those). No branch, and the two segment ends below
- * in vectors too: rq_init 197 -> 138 instructions a ray (callgrind, bunny).
+ * in vectors too: rq_init 197 -> 120 instructions a ray (callgrind, bunny).
  */
 static inline void rq_slabs(struct rq *q, const struct mesh *m, const struct ray *r, float *tn,
 			    float *tf)
 {
 	const __m128 sign = _mm_set1_ps(-0.0f), zero = _mm_setzero_ps();
-	__m128 o = rq_vec(r->origin), d = rq_vec(r->dir);
+	__m128 o = rq_load(&r->origin), d = rq_load(&r->dir);
+	/* (lo.z, hi.x, hi.y, hi.z), rotated below: nothing past the struct */
+	__m128 hi = _mm_loadu_ps(&m->bvh.lo.z);
 	__m128 tiny = _mm_cmplt_ps(_mm_andnot_ps(sign, d), _mm_set1_ps(0x1p-126f));
 	__m128 cap = _mm_or_ps(_mm_and_ps(sign, d), _mm_set1_ps(0x1p126f));
 	__m128 inv = _mm_or_ps(_mm_and_ps(tiny, cap),
 			       _mm_andnot_ps(tiny, _mm_div_ps(_mm_set1_ps(1.0f), d)));
-	__m128 tlo = _mm_mul_ps(_mm_sub_ps(rq_vec(m->bvh.lo), o), inv);
-	__m128 thi = _mm_mul_ps(_mm_sub_ps(rq_vec(m->bvh.hi), o), inv);
+	__m128 tlo = _mm_mul_ps(_mm_sub_ps(rq_load(&m->bvh.lo), o), inv);
+	__m128 thi = _mm_mul_ps(_mm_sub_ps(_mm_shuffle_ps(hi, hi, _MM_SHUFFLE(0, 3, 2, 1)), o), inv);
 	__m128 t0 = _mm_min_ps(tlo, thi);
 	__m128 t1 = _mm_mul_ps(_mm_max_ps(tlo, thi), _mm_set1_ps(RC_BOX_SLACK));
 	__m128i three = _mm_and_si128(_mm_castps_si128(_mm_cmplt_ps(inv, zero)), _mm_set1_epi32(3));
@@ -82,8 +92,8 @@ static inline void rq_slabs(struct rq *q, const struct mesh *m, const struct ray
  * (struct rq's jk), and P: rotations of two vectors. */
 static inline void rq_ends(struct rq *q, const struct mesh *m, const struct ray *r)
 {
-	__m128 j = _mm_sub_ps(rq_vec(r->origin), rq_vec(m->center));
-	__m128 k = _mm_add_ps(j, _mm_mul_ps(rq_vec(r->dir), _mm_set1_ps(q->L)));
+	__m128 j = _mm_sub_ps(rq_load(&r->origin), rq_load(&m->center));
+	__m128 k = _mm_add_ps(j, _mm_mul_ps(rq_load(&r->dir), _mm_set1_ps(q->L)));
 	__m128 a = _mm_max_ps(_mm_andnot_ps(_mm_set1_ps(-0.0f), j),
 			      _mm_andnot_ps(_mm_set1_ps(-0.0f), k));
 
@@ -94,9 +104,9 @@ static inline void rq_ends(struct rq *q, const struct mesh *m, const struct ray 
 	_mm_store_ps(q->jk[3], _mm_shuffle_ps(k, k, _MM_SHUFFLE(3, 0, 2, 1)));
 	_mm_store_ps(q->jk[4], _mm_shuffle_ps(k, k, _MM_SHUFFLE(3, 1, 0, 2)));
 	_mm_store_ps(q->jk[5], k);
-	/* lane 3 is 0 in both */
-	a = _mm_max_ps(a, _mm_shuffle_ps(a, a, _MM_SHUFFLE(1, 0, 3, 2)));
-	q->P = _mm_cvtss_f32(_mm_max_ss(a, _mm_shuffle_ps(a, a, 1)));
+	/* lanes 0-2 (lane 3 is the next field's) */
+	a = _mm_max_ss(_mm_max_ss(a, _mm_shuffle_ps(a, a, 1)), _mm_shuffle_ps(a, a, 2));
+	q->P = _mm_cvtss_f32(a);
 }
 #else
 /* Axis a of rq_slabs: the inverse direction, the rows of a node's near and
