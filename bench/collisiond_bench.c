@@ -123,7 +123,7 @@ static size_t pass(const struct mesh *m, const struct rec_ray *rays, size_t a, s
 {
 	/* bare hits: the harness reads a triangle and a distance, as the
 	 * daemon's binary batches answer (the JSON answer's point and normal
-	 * cost 5-7 % more a ray on a mesh in cache) */
+	 * cost 4-8 % more a ray: README "Performance") */
 	struct query_opts opts = { .mode = mode, .max_hits = 1, .bare_hits = 1 };
 	size_t hits = 0;
 

@@ -47,10 +47,11 @@ vec3 qray_point(const struct qray *r, float t);
  * space). The ray is moved into mesh space (the triangles never move) and
  * the answers back: out[0..*n) are world hits in the order of
  * mesh_raycast. opts as for mesh_raycast (bare_hits: no point or normal
- * in out); flip_winding is ignored and taken from xf. scratch and out hold at least opts->max_hits entries
- * (1 unless HIT_ALL) and belong to the caller: nothing is allocated per
- * ray here. *total may be NULL. CORE_EINVAL when the moved ray is not a
- * valid ray (a transform pushing it out of the float range).
+ * in out); flip_winding is ignored and taken from xf. scratch and out hold
+ * at least opts->max_hits entries (1 unless HIT_ALL) and belong to the
+ * caller: nothing is allocated per ray here. *total may be NULL.
+ * CORE_EINVAL when the moved ray is not a valid ray (a transform pushing
+ * it out of the float range).
  */
 enum core_result mesh_query(const struct mesh *m, const struct xform *xf, const struct qray *r,
 			    const struct query_opts *opts, struct hit *scratch,

@@ -21,8 +21,8 @@
  * their answers are bit-identical; the tests check that.
  */
 #include <float.h>
-#include <stddef.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,8 +44,10 @@ static inline __m128 rq_load(const vec3 *p)
 	return _mm_loadu_ps(&p->x);
 }
 
-/* Every vec3 loaded so has a float after it inside its struct. */
-_Static_assert(offsetof(struct ray, dir) + 16 <= sizeof(struct ray), "ray.dir: 16 bytes");
+/* Every vec3 loaded so has a float after it inside its struct (ray_valid
+ * below reads the ray so too). */
+_Static_assert(offsetof(struct ray, dir) == 12 && offsetof(struct ray, tmax) == 24,
+	       "ray: origin, dir and tmax as 28 contiguous bytes");
 _Static_assert(offsetof(struct bvh, hi) == offsetof(struct bvh, lo) + 12,
 	       "bvh.lo and bvh.hi: 24 contiguous bytes");
 _Static_assert(offsetof(struct mesh, center) + 16 <= sizeof(struct mesh), "mesh.center: 16 bytes");
@@ -418,8 +420,6 @@ static const struct rc_kernel *kernel_for(enum rc_isa isa)
 /* mesh_raycast's rule for a ray it answers at all: origin and direction
  * finite, the direction not zero, tmax > 0 (not NaN). */
 #ifdef __SSE2__
-_Static_assert(offsetof(struct ray, dir) == 12 && offsetof(struct ray, tmax) == 24,
-	       "ray_valid reads the origin and the direction as two 16-byte loads");
 static int ray_valid(const struct ray *ray)
 {
 	/* (ox, oy, oz, dx) and (dx, dy, dz, tmax): finite when the exponent

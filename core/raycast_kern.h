@@ -7,9 +7,10 @@
  *
  * The includer defines: KFN (function attributes), LANES (leaf lanes, a
  * multiple of PRIM_LANES or 1), NLANES (node lanes, dividing BVH_WIDTH),
- * TRAVERSE, TRAVERSE_SEQ and TRAVERSE_MANY (the functions' names), the types V (LANES
- * floats), M (LANES masks), VI (LANES ints), NV (NLANES floats), NM (NLANES
- * masks) and the operations used below (V_*, M_*, I_*, N_*).
+ * TRAVERSE, TRAVERSE_SEQ and TRAVERSE_MANY (the functions' names), the
+ * types V (LANES floats), M (LANES masks), VI (LANES ints), NV (NLANES
+ * floats), NM (NLANES masks) and the operations used below (V_*, M_*, I_*,
+ * N_*).
  *
  * The leaf test (the float half of the watertight test; raycast.c has the
  * derivation): the segment j -> k has local coordinates (u, v, z) at each
