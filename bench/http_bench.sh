@@ -11,11 +11,17 @@
 #      (rays/s = requests/s * 1000), default threads;
 #   3. the single raycast again with the access log off (--log-level warn,
 #      --threads 2), in the same rounds as 1 (right after the log-on run of
-#      two threads), so that the log's cost shows as a ratio of neighbours.
+#      two threads), so that the log's cost shows as a ratio of neighbours;
+#   4. PAIRS back-to-back pairs of nginx (one worker) and collisiond (one
+#      thread) at t1c32, with each side's CPU time per request
+#      (bench/http_pairs.sh): the median of the pairs' ratios drifts less
+#      than the ratios of 1, whose servers run a minute apart.
 # env: HARNESS (../shared/bench), BENCH_OUT (a writable copy of it),
-#      COLLISIOND (the daemon binary), RUNS (3), DURATION (10)
+#      COLLISIOND (the daemon binary), RUNS (3), DURATION (10), PAIRS (8; 0
+#      skips 4)
 set -euo pipefail
-HARNESS=${HARNESS:-../shared/bench}
+HERE=$(cd "$(dirname "$0")" && pwd)
+HARNESS=$(cd "${HARNESS:-../shared/bench}" && pwd)
 BENCH_OUT=${BENCH_OUT:-$PWD/build/bench-harness}
 COLLISIOND=${COLLISIOND:-$PWD/build/collisiond}
 export RUNS=${RUNS:-3} DURATION=${DURATION:-10}
@@ -100,3 +106,9 @@ b = statistics.median(r['rps'] for r in batch)
 print('\nbatches of 1000 rays (wrk %s): %.0f req/s = %.2f M rays/s (median of %d runs, errors %d)' % (
     batch[0]['wrk'], b, b * 1000 / 1e6, len(batch), sum(r['err_status'] for r in batch)))
 PY
+if [ "${PAIRS:-8}" -gt 0 ]; then
+	echo
+	: > results/http_pairs.jsonl
+	HARNESS=$HARNESS BENCH_OUT=$BENCH_OUT COLLISIOND=$COLLISIOND DURATION=3 \
+		OUT=results/http_pairs.jsonl "$HERE/http_pairs.sh" "${PAIRS:-8}" | grep -v '^{'
+fi
