@@ -17,7 +17,8 @@
 # env: HARNESS (../shared/bench; its nginx.conf.in, post_ray.lua and
 #      data/level.obj, made by `make bench` or `make bench-http`), BENCH_OUT
 #      (build/bench-harness), COLLISIOND (build/collisiond), OUT (a JSON line
-#      per run, appended; $BENCH_OUT/results/http_pairs.jsonl)
+#      per run, appended; $BENCH_OUT/results/http_pairs.jsonl), PAIR_BODY
+#      (the raycast body sent to both; default the harness's project ray)
 set -euo pipefail
 PAIRS=${1:-8}
 HARNESS=$(cd "${HARNESS:-../shared/bench}" && pwd)
@@ -26,7 +27,7 @@ COLLISIOND=$(realpath "${COLLISIOND:-build/collisiond}")
 DURATION=${DURATION:-3}
 CONNS=${CONNS:-32}
 OUT=${OUT:-$BENCH_OUT/results/http_pairs.jsonl}
-BODY='{"origin":[123.456,7.891,-234.567],"direction":[0.57735,-0.0735,0.81321],"max_distance":200.0}'
+BODY=${PAIR_BODY:-'{"origin":[123.456,7.891,-234.567],"direction":[0.57735,-0.0735,0.81321],"max_distance":200.0}'}
 URLPATH=/v1/meshes/level/raycast
 TMP=$(mktemp -d)
 SERVER_PID=
