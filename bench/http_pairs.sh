@@ -3,6 +3,8 @@
 # back-to-back pairs, with the CPU each side spends on a request.
 #
 #   bench/http_pairs.sh [PAIRS]       (default 8; env DURATION=3, CONNS=32)
+#   AGAINST=nolog bench/http_pairs.sh  the same pairs against collisiond with
+#                                      its access log off (--log-level warn)
 #
 # Each pair runs nginx (one worker, the harness's fixed 157-byte answer) and
 # collisiond (--threads 1, level uploaded, the harness's project body) under
@@ -72,7 +74,10 @@ start() {
 		wait_port "$PORT"
 		CPU_PID=$(pgrep -P "$SERVER_PID" | head -1)
 	else
-		"$COLLISIOND" --port "$PORT" --threads 1 >"$TMP/collisiond.log" 2>&1 &
+		local quiet=
+		[ "$1" = nolog ] && quiet="--log-level warn"
+		# shellcheck disable=SC2086
+		"$COLLISIOND" --port "$PORT" --threads 1 $quiet >"$TMP/collisiond.log" 2>&1 &
 		SERVER_PID=$!
 		CPU_PID=$SERVER_PID
 		wait_port "$PORT"
@@ -112,22 +117,25 @@ PY
 }
 
 : >"$TMP/rows"
+AGAINST=${AGAINST:-nginx}
+case $AGAINST in nginx | nolog) ;; *) echo "http_pairs.sh: AGAINST is nginx or nolog" >&2; exit 1 ;; esac
 for p in $(seq "$PAIRS"); do
-	if [ $((p % 2)) = 1 ]; then order="nginx collisiond"; else order="collisiond nginx"; fi
+	if [ $((p % 2)) = 1 ]; then order="$AGAINST collisiond"; else order="collisiond $AGAINST"; fi
 	for t in $order; do
 		run "$t" "$p" | tee -a "$OUT" >>"$TMP/rows"
 	done
 done
-python3 - "$TMP/rows" <<'PY'
+python3 - "$TMP/rows" "$AGAINST" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
+other = sys.argv[2]
 by = {}
 for r in rows:
     by.setdefault(r['pair'], {})[r['target']] = r
-ratios = [p['collisiond']['rps'] / p['nginx']['rps'] for p in by.values()]
-print('pairs (collisiond / nginx req/s): %s; median %.3f' % (
-    ' '.join('%.2f' % x for x in ratios), statistics.median(ratios)))
-for t in ('nginx', 'collisiond'):
+ratios = [p['collisiond']['rps'] / p[other]['rps'] for p in by.values()]
+print('pairs (collisiond / %s req/s): %s; median %.3f' % (
+    other, ' '.join('%.2f' % x for x in ratios), statistics.median(ratios)))
+for t in (other, 'collisiond'):
     rs = [r for r in rows if r['target'] == t]
     med = lambda k: statistics.median(r[k] for r in rs)
     print('%-10s median %7.0f req/s; server %.2f us user + %.2f us system a request, '
