@@ -54,14 +54,8 @@ free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-wait_port() {
-	for _ in $(seq 100); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "http_pairs.sh: nothing listens on port $1" >&2
-	return 1
-}
+# shellcheck source=bench/wait_port.sh
+. "$(dirname "$0")/wait_port.sh"
 
 # start TARGET: sets SERVER_PID (what to stop), CPU_PID (whose CPU counts), PORT
 start() {

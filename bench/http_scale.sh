@@ -64,14 +64,8 @@ done = function(s, lat, req)
 end
 EOF
 
-wait_port() {
-	for _ in $(seq 100); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "nothing listens on port $1" >&2
-	return 1
-}
+# shellcheck source=bench/wait_port.sh
+. "$(dirname "$0")/wait_port.sh"
 
 start_nginx() {	# N
 	local d="$TMP/nginx$1" user=""
