@@ -38,7 +38,7 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void die(const char *msg, const char *arg)
+static _Noreturn void die(const char *msg, const char *arg)
 {
 	fprintf(stderr, "collisiond-bench: %s%s%s\n", msg, arg ? " " : "", arg ? arg : "");
 	exit(1);
