@@ -110,5 +110,5 @@ if [ "${PAIRS:-8}" -gt 0 ]; then
 	echo
 	: > results/http_pairs.jsonl
 	HARNESS=$HARNESS BENCH_OUT=$BENCH_OUT COLLISIOND=$COLLISIOND DURATION=3 \
-		OUT=results/http_pairs.jsonl "$HERE/http_pairs.sh" "${PAIRS:-8}" | grep -v '^{'
+		OUT=results/http_pairs.jsonl "$HERE/http_pairs.sh" "${PAIRS:-8}"
 fi
