@@ -682,17 +682,19 @@ static int same_bare(const struct hit *b, const struct hit *h)
 static void check_bare_alone(const struct mesh *m, const struct ray *r,
 			     const struct query_opts *o, enum rc_isa isa)
 {
-	struct query_opts all = *o, all_whole;
+	struct query_opts whole = *o, all, all_whole;
 	struct hit hb, hw, lb[8], lw[8];
 	uint32_t nb = 9, nw = 9, tb = 0, tw = 0;
 
+	whole.bare_hits = 0;
 	ck_assert_int_eq(mesh_raycast_isa(m, r, o, &hb, &nb, NULL, isa), CORE_OK);
-	all_whole = *o;
-	all_whole.bare_hits = 0;
-	ck_assert_int_eq(mesh_raycast_isa(m, r, &all_whole, &hw, &nw, NULL, isa), CORE_OK);
+	ck_assert_int_eq(mesh_raycast_isa(m, r, &whole, &hw, &nw, NULL, isa), CORE_OK);
 	ck_assert(nb == nw && (!nb || same_bare(&hb, &hw)));
-	all.mode = all_whole.mode = HIT_ALL;
-	all.max_hits = all_whole.max_hits = 8;
+	all = *o;
+	all.mode = HIT_ALL;
+	all.max_hits = 8;
+	all_whole = all;
+	all_whole.bare_hits = 0;
 	ck_assert_int_eq(mesh_raycast_isa(m, r, &all, lb, &nb, &tb, isa), CORE_OK);
 	ck_assert_int_eq(mesh_raycast_isa(m, r, &all_whole, lw, &nw, &tw, isa), CORE_OK);
 	ck_assert(nb == nw && tb == tw);
