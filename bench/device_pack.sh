@@ -54,7 +54,7 @@ done
 cp "$DATA/level.obj" "$OUT/data/"
 { head -c $((RAYS / 2 * 28)) "$DATA/level.rays"; tail -c $((RAYS / 2 * 28)) "$DATA/level.rays"; } \
 	>"$OUT/data/level.rays"
-cp bench/http_scale.sh bench/http_batch.sh bench/wait_port.sh "$OUT/bench/"
+cp bench/http_scale.sh bench/http_batch.sh bench/ports.sh "$OUT/bench/"
 cp bench/device_run.sh "$OUT/run.sh"
 tar czf "$OUT.tar.gz" -C build device
 ls -l "$OUT.tar.gz"

@@ -24,7 +24,9 @@ trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$TMP"' EXIT
 "$BUILD/collisiond-bench" --obj "$OBJ" --rays "$RAYS" --outdir "$TMP" --tag core --reps 3 \
 	--no-anyhit >"$TMP/core.json"
 
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# shellcheck source=bench/ports.sh
+. "$(dirname "$0")/ports.sh"
+PORT=$(free_port)
 "$BUILD/collisiond" --port "$PORT" --threads "$THREADS" --max-batch "$PER" \
 	--max-body-bytes 1G --max-query-bytes 1G --log-level warn &
 PID=$!

@@ -50,12 +50,8 @@ stop() {
 }
 trap 'stop; rm -rf "$TMP"' EXIT
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# shellcheck source=bench/wait_port.sh
-. "$(dirname "$0")/wait_port.sh"
+# shellcheck source=bench/ports.sh
+. "$(dirname "$0")/ports.sh"
 
 # start TARGET: sets SERVER_PID (what to stop), CPU_PID (whose CPU counts), PORT
 start() {

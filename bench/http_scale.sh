@@ -64,8 +64,8 @@ done = function(s, lat, req)
 end
 EOF
 
-# shellcheck source=bench/wait_port.sh
-. "$(dirname "$0")/wait_port.sh"
+# shellcheck source=bench/ports.sh
+. "$(dirname "$0")/ports.sh"
 
 start_nginx() {	# N
 	local d="$TMP/nginx$1" user=""
