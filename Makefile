@@ -98,7 +98,7 @@ $(BUILD)/core/%.o: core/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(CORE_OPT) $(CORE_FLAGS) -c -o $@ $<
 # the AVX-512 kernel runs faster built with -O2 than -O3 (interleaved pairs,
-# README "Performance"); the other kernels keep CORE_OPT
+# docs/performance-log.md); the other kernels keep CORE_OPT
 $(BUILD)/core/raycast_avx512.o: CORE_OPT = -O2
 $(BUILD)/api/%.o: api/%.c
 	@mkdir -p $(@D)
