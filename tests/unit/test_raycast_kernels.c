@@ -68,7 +68,9 @@ static struct brute brute_force(const struct tmesh *t, struct ray r, int cull)
 }
 
 /* rays at vertices, at edge points, or anywhere in the box of half-size span
- * around center */
+ * around center; a tenth along an axis (zero direction components: the slab
+ * test's capped inverses, a ray in a grid's plane), a fifth of the others
+ * not unit length (t in units of the direction's length) */
 static struct ray aimed_ray(const struct tmesh *t, struct rng *r, vec3 center, double span,
 			    int finite)
 {
@@ -89,8 +91,25 @@ static struct ray aimed_ray(const struct tmesh *t, struct rng *r, vec3 center, d
 			    (float)(center.y + rng_range(r, -span, span)),
 			    (float)(center.z + rng_range(r, -span, span)));
 	}
-	ray.origin = v3_add(target, v3_scale(rng_dir(r), (float)(rng_range(r, 0.2, 3) * span)));
-	ray.dir = v3_normalize(v3_sub(target, ray.origin));
+	if (rng_unit(r) < 0.1) {
+		vec3 d = v3(0, 0, 0);
+		float sign = rng_unit(r) < 0.5 ? -1.0f : 1.0f;
+		uint64_t axis = rng_next(r) % 3;
+
+		if (axis == 0)
+			d.x = sign;
+		else if (axis == 1)
+			d.y = sign;
+		else
+			d.z = sign;
+		ray.origin = v3_sub(target, v3_scale(d, (float)(rng_range(r, 0.2, 3) * span)));
+		ray.dir = d;
+	} else {
+		ray.origin = v3_add(target, v3_scale(rng_dir(r), (float)(rng_range(r, 0.2, 3) * span)));
+		ray.dir = v3_normalize(v3_sub(target, ray.origin));
+		if (rng_unit(r) < 0.2)
+			ray.dir = v3_scale(ray.dir, (float)rng_range(r, 0.01, 100));
+	}
 	ray.tmax = finite ? (float)(rng_range(r, 0.1, 4) * span) : INFINITY;
 	return ray;
 }
