@@ -12,7 +12,8 @@
 # collisiond with the access log off (--log-level warn) at the largest N, to
 # show the log's cost in the same run. Prints one JSON line per wrk run and a
 # Markdown table of medians: requests/s, their ratio, p99 latencies and
-# theirs.
+# theirs, and each round's ratio (a round's two runs are seconds apart) with
+# the median of those.
 # With COLLISIOND_BASE=another/collisiond, that binary too, in the same
 # rounds (a before/after comparison on the same machine).
 # With EXTRA_TARGETS="label=BINARY [flags];label2=BINARY2 [flags]", those
@@ -164,12 +165,21 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 def med(t, n, k):
     v = [r[k] for r in rows if r['target'] == t and r['n'] == n]
     return statistics.median(v) if v else float('nan')
-print('| cores N | nginx req/s | collisiond req/s | ratio | nginx p99 | collisiond p99 | p99 ratio |')
-print('|---|---|---|---|---|---|---|')
+# each round's ratio: the k-th collisiond run at N over the k-th nginx run
+def rounds(n):
+    a = [r['rps'] for r in rows if r['target'] == 'nginx' and r['n'] == n]
+    b = [r['rps'] for r in rows if r['target'] == 'collisiond' and r['n'] == n]
+    return [y / x for x, y in zip(a, b)]
+print('| cores N | nginx req/s | collisiond req/s | ratio | nginx p99 | collisiond p99 | p99 ratio '
+      '| median of the rounds\' ratios | the rounds\' ratios |')
+print('|---|---|---|---|---|---|---|---|---|')
 for n in sorted({r['n'] for r in rows}):
     a, b = med('nginx', n, 'rps'), med('collisiond', n, 'rps')
     pa, pb = med('nginx', n, 'p99_us'), med('collisiond', n, 'p99_us')
-    print('| %d | %.0f | %.0f | %.2f | %.2f ms | %.2f ms | %.2f |' % (n, a, b, b / a, pa / 1e3, pb / 1e3, pb / pa))
+    rs = rounds(n)
+    print('| %d | %.0f | %.0f | %.2f | %.2f ms | %.2f ms | %.2f | %.2f | %s |' % (
+        n, a, b, b / a, pa / 1e3, pb / 1e3, pb / pa,
+        statistics.median(rs) if rs else float('nan'), ' '.join('%.2f' % x for x in rs)))
 if any(r['target'] == 'mhd_floor' for r in rows):
     print('\n| cores N | libmicrohttpd floor req/s | floor / nginx | collisiond / floor | floor p99 |')
     print('|---|---|---|---|---|')
