@@ -92,16 +92,12 @@ static struct ray aimed_ray(const struct tmesh *t, struct rng *r, vec3 center, d
 			    (float)(center.z + rng_range(r, -span, span)));
 	}
 	if (rng_unit(r) < 0.1) {
-		vec3 d = v3(0, 0, 0);
-		float sign = rng_unit(r) < 0.5 ? -1.0f : 1.0f;
+		float c[3] = { 0, 0, 0 };
 		uint64_t axis = rng_next(r) % 3;
+		vec3 d;
 
-		if (axis == 0)
-			d.x = sign;
-		else if (axis == 1)
-			d.y = sign;
-		else
-			d.z = sign;
+		c[axis] = rng_unit(r) < 0.5 ? -1.0f : 1.0f;
+		d = v3(c[0], c[1], c[2]);
 		ray.origin = v3_sub(target, v3_scale(d, (float)(rng_range(r, 0.2, 3) * span)));
 		ray.dir = d;
 	} else {
