@@ -14,7 +14,8 @@ TRIS=${TRIS:-1000000}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/collisiond-ready.XXXXXX")
 pids=""
 trap 'for p in $pids; do kill $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$TMP"' EXIT
-port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+# shellcheck source=bench/ports.sh
+. bench/ports.sh
 
 mkdir -p "$TMP/data" "$TMP/redis"
 python3 tests/integration/persist_races.py files "$TMP" 1 "$TRIS" >/dev/null
@@ -23,7 +24,7 @@ BYTES=$(stat -c %s "$BLOB")
 N=$(( (SIZE_MB * 1048576 + BYTES - 1) / BYTES ))
 echo "mesh: $TRIS triangles, $BYTES bytes; $N meshes = $(( N * BYTES / 1048576 )) MiB"
 
-RPORT=$(port)
+RPORT=$(free_port)
 redis-server --port "$RPORT" --bind 127.0.0.1 --dir "$TMP/redis" --save "" --appendonly no \
 	--daemonize no --logfile "$TMP/redis/log" &
 pids="$pids $!"
@@ -42,7 +43,7 @@ echo "redis: $(redis-cli -p "$RPORT" INFO memory | grep -E '^used_memory_human' 
 measure() {
 	local label=$1 p t0 t1 pid
 	shift
-	p=$(port)
+	p=$(free_port)
 	t0=$(date +%s%N)
 	"$BUILD/collisiond" --bind 127.0.0.1 --port "$p" --log-level warn "$@" >"$TMP/$label.log" 2>&1 &
 	pid=$!
