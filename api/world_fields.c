@@ -9,6 +9,7 @@
 #include "decode_fields.h"
 #include "world_decode.h"
 #include "world_fields.h"
+#include "query.h"
 #include "xform.h"
 
 #define HB_ROW(k, key) { key, FIELD_RAW, 0, (k) * sizeof(struct fval), NULL }
@@ -183,12 +184,12 @@ enum api_err wf_radius(const cJSON *v, const struct jpath *p, float *out, struct
 int wf_shot_ray(const double o[3], const double d[3], const double *max_distance,
 		struct ray *r)
 {
-	double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+	double u[3];
 
 	r->origin = vec3_from(o);
-	if (!(len > 0) || !isfinite(len))
+	if (!dir_unit(d, u))
 		return -1;
-	r->dir = v3((float)(d[0] / len), (float)(d[1] / len), (float)(d[2] / len));
+	r->dir = v3((float)u[0], (float)u[1], (float)u[2]);
 	r->tmax = max_distance ? tmax_from(*max_distance) : INFINITY;
 	return 0;
 }

@@ -3,11 +3,25 @@
 
 #include "query.h"
 
+int dir_unit(const double d[3], double u[3])
+{
+	double m = fmax(fabs(d[0]), fmax(fabs(d[1]), fabs(d[2]))), s[3], len;
+	int k;
+
+	if (!(m > 0) || !isfinite(m))
+		return 0;
+	for (k = 0; k < 3; k++)
+		s[k] = d[k] / m;
+	len = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+	for (k = 0; k < 3; k++)
+		u[k] = s[k] / len;
+	return 1;
+}
+
 void qray_init(struct qray *r, vec3 origin, const double d[3], float tmax)
 {
 	float fd[3] = { (float)d[0], (float)d[1], (float)d[2] };
 	double l2 = (double)fd[0] * fd[0] + (double)fd[1] * fd[1] + (double)fd[2] * fd[2];
-	double s[3], m, len;
 	int k;
 
 	r->ray.origin = origin;
@@ -19,13 +33,7 @@ void qray_init(struct qray *r, vec3 origin, const double d[3], float tmax)
 			r->dir[k] = fd[k];
 		return;
 	}
-	/* scaled by the largest component first: 1e-300 squared would vanish */
-	m = fmax(fabs(d[0]), fmax(fabs(d[1]), fabs(d[2])));
-	for (k = 0; k < 3; k++)
-		s[k] = d[k] / m;
-	len = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
-	for (k = 0; k < 3; k++)
-		r->dir[k] = s[k] / len;
+	dir_unit(d, r->dir);
 	r->ray.dir = v3((float)r->dir[0], (float)r->dir[1], (float)r->dir[2]);
 }
 

@@ -30,6 +30,10 @@ struct world_hit {
 	float fraction;		/* segments (length > 0): t / length in [0, 1]; else 0 */
 };
 
+/* d at unit length, in double, into u: scaled by its largest component
+ * first (1e-300 squared would vanish). 0 when d is zero or not finite. */
+int dir_unit(const double d[3], double u[3]);
+
 /*
  * Set r's direction from d (finite, not all zero) and its origin and tmax.
  * A d that is already a unit float32 vector (every component exactly a

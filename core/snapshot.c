@@ -59,79 +59,98 @@ static void d3(vec3 v, double o[3])
 }
 
 /*
- * Geometry of one hitbox at its tick, and bounds that hold for any rotation
- * and for linear motion between two ticks (a box by the sphere around its
- * centre, a mesh by the sphere around its position): the union of the
- * bounds at two ticks then contains every rewound pose in between.
+ * Bounds, centre c and half-widths e, that hold h's shape (its radius, half
+ * extents, or mesh and scale) placed at a (and b, a capsule's other end)
+ * under any rotation: a box by the sphere around its centre, a mesh by the
+ * sphere around its position. A rewound pose between two ticks is the
+ * earlier tick's shape at interpolated places, so the union of these
+ * bounds at the earlier tick's places and at the later's contains every
+ * pose in between (build_culling).
  */
-static enum core_result hitbox_setup(struct hitbox *h)
+static void hitbox_reach(const struct hitbox *h, vec3 a, vec3 b, double c[3], double e[3])
 {
-	double c[3], e[3];
+	double r = 0;
 	int k;
 
+	d3(a, c);
 	switch (h->shape) {
 	case HITBOX_SPHERE:
-		if (!(h->radius >= 0) || !isfinite(h->radius) || !v3_isfinite(h->a))
-			return CORE_EINVAL;
-		h->key = h->a;
-		d3(h->a, c);
-		e[0] = e[1] = e[2] = h->radius;
+		r = h->radius;
 		break;
 	case HITBOX_CAPSULE: {
-		double a[3], b[3];
+		double bd[3];
 
-		if (!(h->radius >= 0) || !isfinite(h->radius) || !v3_isfinite(h->a) ||
-		    !v3_isfinite(h->b))
-			return CORE_EINVAL;
-		h->key = v3_scale(v3_add(h->a, h->b), 0.5f);
-		d3(h->a, a);
-		d3(h->b, b);
+		d3(b, bd);
 		for (k = 0; k < 3; k++) {
-			c[k] = 0.5 * (a[k] + b[k]);
-			e[k] = 0.5 * fabs(a[k] - b[k]) + h->radius;
+			e[k] = 0.5 * fabs(c[k] - bd[k]) + h->radius;
+			c[k] = 0.5 * (c[k] + bd[k]);
 		}
+		return;
+	}
+	case HITBOX_BOX:
+		r = sqrt((double)h->size.x * h->size.x + (double)h->size.y * h->size.y +
+			 (double)h->size.z * h->size.z) * (1 + 4 * DBL_EPSILON);
+		break;
+	case HITBOX_MESH: {
+		struct mesh_info mi;
+		int corner;
+
+		mesh_get_info(h->mesh, &mi);
+		for (corner = 0; corner < 8; corner++) {
+			double x = (corner & 1 ? mi.max.x : mi.min.x) * (double)h->size.x;
+			double y = (corner & 2 ? mi.max.y : mi.min.y) * (double)h->size.y;
+			double z = (corner & 4 ? mi.max.z : mi.min.z) * (double)h->size.z;
+
+			r = fmax(r, sqrt(x * x + y * y + z * z));
+		}
+		r *= 1 + 8 * DBL_EPSILON;
 		break;
 	}
-	case HITBOX_BOX: {
-		double r;
+	}
+	e[0] = e[1] = e[2] = r;
+}
 
+/* hitbox_reach's bounds as floats, padded as the culling trees need. */
+static void hitbox_bounds(const struct hitbox *h, vec3 a, vec3 b, vec3 *lo, vec3 *hi)
+{
+	double c[3], e[3];
+
+	hitbox_reach(h, a, b, c, e);
+	bounds_around(c, e, lo, hi);
+	tlas_pad(lo, hi);
+}
+
+/* Check one hitbox at its tick and set up its geometry and bounds. */
+static enum core_result hitbox_setup(struct hitbox *h)
+{
+	switch (h->shape) {
+	case HITBOX_SPHERE:
+	case HITBOX_CAPSULE:
+		if (!(h->radius >= 0) || !isfinite(h->radius) || !v3_isfinite(h->a) ||
+		    (h->shape == HITBOX_CAPSULE && !v3_isfinite(h->b)))
+			return CORE_EINVAL;
+		h->key = h->shape == HITBOX_SPHERE ? h->a : v3_scale(v3_add(h->a, h->b), 0.5f);
+		break;
+	case HITBOX_BOX:
 		if (!unit_quat(h->rot, h->rot) ||
 		    obb_from_quat(h->a, h->size, h->rot, &h->box) != CORE_OK)
 			return CORE_EINVAL;
 		h->key = h->a;
-		d3(h->a, c);
-		r = sqrt((double)h->size.x * h->size.x + (double)h->size.y * h->size.y +
-			 (double)h->size.z * h->size.z);
-		e[0] = e[1] = e[2] = r * (1 + 4 * DBL_EPSILON);
 		break;
-	}
 	case HITBOX_MESH: {
-		double pos[3], scale[3], r = 0;
-		struct mesh_info mi;
-		int corner;
+		double pos[3], scale[3];
 
 		d3(h->a, pos);
 		d3(h->size, scale);
 		if (!unit_quat(h->rot, h->rot) || xform_from_trs(pos, h->rot, scale, h->xf) != CORE_OK)
 			return CORE_EINVAL;
-		mesh_get_info(h->mesh, &mi);
-		for (corner = 0; corner < 8; corner++) {
-			double x = (corner & 1 ? mi.max.x : mi.min.x) * scale[0];
-			double y = (corner & 2 ? mi.max.y : mi.min.y) * scale[1];
-			double z = (corner & 4 ? mi.max.z : mi.min.z) * scale[2];
-
-			r = fmax(r, sqrt(x * x + y * y + z * z));
-		}
 		h->key = h->a;
-		memcpy(c, pos, sizeof(c));
-		e[0] = e[1] = e[2] = r * (1 + 8 * DBL_EPSILON);
 		break;
 	}
 	default:
 		return CORE_EINVAL;
 	}
-	bounds_around(c, e, &h->lo, &h->hi);
-	tlas_pad(&h->lo, &h->hi);
+	hitbox_bounds(h, h->a, h->b, &h->lo, &h->hi);
 	return CORE_OK;
 }
 
@@ -363,30 +382,37 @@ static enum core_result build_culling(struct snapshot *s, const struct snapshot 
 		box_planes_set(&s->own_hb, i, s->hbs[i].lo, s->hbs[i].hi);
 	if (!prev)
 		goto out_free;
+	/* a pair's bounds: the earlier tick's, joined for each hitbox with a
+	 * successor by the earlier shape at the successor's places (rewind.c
+	 * keeps the earlier radius, size and scale: the later tick's own
+	 * bounds may be smaller) */
 	box_planes_init_at(&s->pair_hb, prev->nhb, planes_at(s, l->pair_hb));
 	for (i = 0; i < prev->nent; i++) {
 		const struct entity *pe = &prev->ents[i];
 		uint32_t k;
+		int moved = 0;
 
+		lo[i] = pe->lo;
+		hi[i] = pe->hi;
 		for (k = pe->first; k < pe->first + pe->n; k++) {
+			const struct hitbox *h0 = &prev->hbs[k];
 			uint32_t m = s->hb_succ[k];
+			vec3 l1, u1;
 
-			if (s->succ[i] == WORLD_NONE || m == WORLD_NONE)
-				box_planes_set(&s->pair_hb, k, prev->hbs[k].lo, prev->hbs[k].hi);
-			else
-				box_planes_set(&s->pair_hb, k, v3_min(prev->hbs[k].lo, s->hbs[m].lo),
-					       v3_max(prev->hbs[k].hi, s->hbs[m].hi));
+			if (s->succ[i] == WORLD_NONE || m == WORLD_NONE) {
+				box_planes_set(&s->pair_hb, k, h0->lo, h0->hi);
+				continue;
+			}
+			hitbox_bounds(h0, s->hbs[m].a, s->hbs[m].b, &l1, &u1);
+			l1 = v3_min(h0->lo, l1);
+			u1 = v3_max(h0->hi, u1);
+			box_planes_set(&s->pair_hb, k, l1, u1);
+			lo[i] = v3_min(lo[i], l1);
+			hi[i] = v3_max(hi[i], u1);
+			moved = 1;
 		}
-	}
-	for (i = 0; i < prev->nent; i++) {
-		uint32_t j = s->succ[i];
-
-		lo[i] = prev->ents[i].lo;
-		hi[i] = prev->ents[i].hi;
-		if (j != WORLD_NONE) {
-			lo[i] = v3_min(lo[i], s->ents[j].lo);
-			hi[i] = v3_max(hi[i], s->ents[j].hi);
-		}
+		if (moved)
+			tlas_pad(&lo[i], &hi[i]);
 	}
 	if (prev->nent > WORLD_FLAT_ENTITIES &&
 	    (r = tlas_build(lo, hi, prev->nent, &s->pair)) != CORE_OK)

@@ -214,8 +214,9 @@ static enum core_result cast_hitbox(const struct hitbox *h, const struct entity 
 			w.triangle = buf[j].triangle;
 			if (c->mode == HIT_ALL)
 				collect_push(c, &w);
-			else if (!c->found || w.t < c->best.t) {
+			else if (better(c, w.t)) {
 				c->best = w;
+				c->best_item = c->item;
 				c->found = 1;
 			}
 		}

@@ -53,6 +53,18 @@ test_expect 'rewound: at 1000 ms the head was at z 0 (hit at 14.75), now it is n
 	jexpect 200 POST $W/hitscan "$(shot 0 "$IGN")" &&
 	jcheck "j[\"hit\"] == \"static\" and j[\"instance\"] == \"wall\" and j[\"mesh\"] == \"box\" and near(j[\"distance\"], 30) and near(j[\"normal\"], [-1, 0, 0]) and j[\"time_ms\"] == 1050"
 '
+# a direction is scaled by its largest component before its length is
+# taken: squared, 1e-162 underflows to 0 and 1.7e-161 to a subnormal of a
+# few bits (the shot was once refused as zero, or bent)
+tiny() { printf '{"origin": [-10, 1.5, -15], "direction": [%s, 0, %s], %s, "time_ms": 1000}' "$1" "$1" "$IGN"; }
+test_expect 'a direction of tiny components: the same shot as at unit scale' '
+	jexpect 200 POST $W/hitscan "$(tiny 1)" && body_save unit &&
+	jcheck "j[\"entity\"] == \"p2\" and j[\"hitbox\"] == \"head\" and near(j[\"distance\"], 450 ** 0.5 - 0.25)" &&
+	jexpect 200 POST $W/hitscan "$(tiny 1.7e-161)" && body_same unit &&
+	jexpect 200 POST $W/hitscan "$(tiny 1e-162)" && body_same unit &&
+	jexpect 200 POST $W/hitscan "{\"shots\": [$(tiny 1e-300)]}" &&
+	jcheck "j[\"results\"][0][\"entity\"] == \"p2\""
+'
 test_expect 'between ticks the head is interpolated (z 1 at 1025 ms)' '
 	jexpect 200 POST $W/hitscan "$(shot 1 "$IGN, \"time_ms\": 1025")" &&
 	jcheck "j[\"entity\"] == \"p2\" and near(j[\"distance\"], 14.75) and j[\"time_ms\"] == 1025"

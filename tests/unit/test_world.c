@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "obb.h"
 #include "shapes.h"
 #include "store.h"
 #include "testgeom.h"
@@ -323,6 +324,86 @@ START_TEST(test_rewind)
 		else
 			ck_assert_uint_eq(h.triangle, WORLD_NONE);
 	}
+	world_unref(w);
+	store_free(s);
+}
+END_TEST
+
+/* Every shape at 5 units across at 1000 ms and 0.1 at 1100 ms, moving +10
+ * in x: rewound to 1099 ms it keeps the earlier size around x 9.9, so
+ * reaching x 14 (the later tick's own bounds end near 10.2). One entity a
+ * shape, 30 apart in y. */
+START_TEST(test_rewind_shrinking)
+{
+	static const char *const ids[4] = { "sphere", "capsule", "box", "mesh" };
+	struct hitbox_in h0[4], h1[4];
+	struct entity_in e0[4], e1[4];
+	struct store *s;
+	struct world *w;
+	int k;
+
+	ck_assert_int_eq(store_new(&s), CORE_OK);
+	put(s, "crate", cube_mesh(1));
+	w = new_world(s, NULL, 0, NULL);
+	h0[0] = hb_sphere("s", v3(0, 0, 0), 5);
+	h1[0] = hb_sphere("s", v3(10, 0, 0), 0.1f);
+	h0[1] = hb_capsule("s", v3(0, 30, 0), v3(0, 31, 0), 5);
+	h1[1] = hb_capsule("s", v3(10, 30, 0), v3(10, 31, 0), 0.1f);
+	h0[2] = hb_box("s", v3(0, 60, 0), v3(5, 5, 5), 1, 0, 0, 0);
+	h1[2] = hb_box("s", v3(10, 60, 0), v3(0.1f, 0.1f, 0.1f), 1, 0, 0, 0);
+	h0[3] = hb_mesh("s", "crate", v3(0, 90, 0));
+	h0[3].size = v3(5, 5, 5);
+	h1[3] = hb_mesh("s", "crate", v3(10, 90, 0));
+	h1[3].size = v3(0.1f, 0.1f, 0.1f);
+	for (k = 0; k < 4; k++) {
+		e0[k] = (struct entity_in){ ids[k], 0, &h0[k], 1 };
+		e1[k] = (struct entity_in){ ids[k], 0, &h1[k], 1 };
+	}
+	ingest1(w, 1, 1000, e0, 4);
+	ingest1(w, 2, 1100, e1, 4);
+	for (k = 0; k < 4; k++) {
+		struct world_shot sh = shot_at(14, 30.0f * (float)k, -100, 0, 0, 1);
+		struct world_shot_hit h;
+		double used;
+
+		sh.has_time = 1;
+		sh.time_ms = 1099;
+		ck_assert_msg(shoot(w, &sh, &h, &used) == 1, "%s: missed at x 14", ids[k]);
+		ck_assert_str_eq(h.entity, ids[k]);
+		ck_assert_msg(h.t > 90 && h.t < 100, "%s: t %g", ids[k], h.t);
+		sh = shot_at(15.5f, 30.0f * (float)k, -100, 0, 0, 1);
+		sh.has_time = 1;
+		sh.time_ms = 1099;
+		ck_assert_msg(shoot(w, &sh, &h, &used) == 0, "%s: hit at x 15.5", ids[k]);
+	}
+	world_unref(w);
+	store_free(s);
+}
+END_TEST
+
+/* Two entities hit at the same distance: the first in id order wins,
+ * whichever of them is a mesh hitbox (a mesh hitbox's hit once kept the
+ * lead whatever the order). */
+START_TEST(test_tie_with_mesh_hitbox)
+{
+	struct store *s;
+	struct world *w;
+	struct hitbox_in sphere = hb_sphere("ball", v3(0, 0, 0), 1);
+	struct hitbox_in mesh = hb_mesh("crate", "crate", v3(0, 0, 0));
+	struct entity_in e[2] = { { "a", 0, _i ? &mesh : &sphere, 1 },
+				  { "b", 0, _i ? &sphere : &mesh, 1 } };
+	struct world_shot sh = shot_at(-10, 0, 0, 1, 0, 0);
+	struct world_shot_hit h;
+	double used;
+
+	ck_assert_int_eq(store_new(&s), CORE_OK);
+	put(s, "crate", cube_mesh(1));
+	w = new_world(s, NULL, 0, NULL);
+	ingest1(w, 1, 1000, e, 2);
+	ck_assert_int_eq(shoot(w, &sh, &h, &used), 1);
+	ck_assert(h.t == 9);
+	ck_assert_str_eq(h.entity, "a");
+	ck_assert_str_eq(h.hitbox, _i ? "crate" : "ball");
 	world_unref(w);
 	store_free(s);
 }
@@ -706,9 +787,12 @@ START_TEST(test_mesh_replace_and_delete)
 END_TEST
 
 
-/* ---- entity culling against brute force: random moving spheres and
- * capsules, random rewound shots; the culled answer must be the one found
- * by interpolating and casting every hitbox of every entity. */
+/* ---- entity culling against brute force: random moving spheres,
+ * capsules and boxes whose radius or size changes from tick to tick,
+ * random rewound shots; the culled answer must be the one found by
+ * interpolating and casting every hitbox of every entity (a rewound pose
+ * keeps the earlier tick's size, so a hitbox that shrinks reaches past the
+ * later tick's own bounds). */
 
 #define CE_MAX 200	/* entities: 16, scanned flat, or 200 (some absent), through the tree */
 #define CH 37		/* hitboxes each: more than a visit takes per pass (32) */
@@ -753,11 +837,17 @@ START_TEST(test_culling_vs_brute_force)
 				vec3 step = v3((float)rng_range(&g, -2, 2), (float)rng_range(&g, -2, 2),
 					       (float)rng_range(&g, -2, 2));
 
-				if (k % 2)
+				float r = (float)rng_range(&g, 0.1, 1.2);
+
+				if (k % 3 == 1)
 					hb[t][e][k] = hb_capsule(hids[k], v3_add(base, step),
-								 v3_add(base, v3(0, 1.5f, 0.3f)), 0.4f);
+								 v3_add(base, v3(0, 1.5f, 0.3f)), r);
+				else if (k % 3 == 2)
+					hb[t][e][k] = hb_box(hids[k], v3_add(base, step),
+							     v3(r, (float)rng_range(&g, 0.1, 1.2),
+								(float)rng_range(&g, 0.1, 1.2)), 1, 0, 0, 0);
 				else
-					hb[t][e][k] = hb_sphere(hids[k], v3_add(base, step), 0.5f);
+					hb[t][e][k] = hb_sphere(hids[k], v3_add(base, step), r);
 			}
 			if (present[t][e])
 				ents[t][m++] = (struct entity_in){ ids[e], (uint32_t)(e % 3), hb[t][e], CH };
@@ -822,16 +912,25 @@ START_TEST(test_culling_vs_brute_force)
 			interp = interp && !moved;
 			for (k = 0; k < CH; k++) {
 				const struct hitbox_in *h0 = &hb[t0][e][k], *h1 = interp ? &hb[t0 + 1][e][k] : h0;
+				vec3 a = interp ? lerp_v(h0->a, h1->a, f) : h0->a;
 				struct shape_hit r;
 				struct ray ray = sh.ray;
 				int hit;
 
 				ray.tmax = best_t;
-				if (h0->shape == HITBOX_SPHERE)
-					hit = sphere_raycast(interp ? lerp_v(h0->a, h1->a, f) : h0->a, h0->radius, &ray, &r);
-				else
-					hit = capsule_raycast(interp ? lerp_v(h0->a, h1->a, f) : h0->a,
-							      interp ? lerp_v(h0->b, h1->b, f) : h0->b, h0->radius, &ray, &r);
+				if (h0->shape == HITBOX_SPHERE) {
+					hit = sphere_raycast(a, h0->radius, &ray, &r);
+				} else if (h0->shape == HITBOX_CAPSULE) {
+					hit = capsule_raycast(a, interp ? lerp_v(h0->b, h1->b, f) : h0->b,
+							      h0->radius, &ray, &r);
+				} else {
+					struct obb box;
+					struct obb_hit oh;
+
+					ck_assert_int_eq(obb_from_quat(a, h0->size, h0->rot, &box), CORE_OK);
+					hit = obb_raycast(&box, &ray, &oh);
+					r.t = oh.t;
+				}
 				if (hit && (!found || r.t < best_t)) {
 					found = 1;
 					best_t = r.t;
@@ -931,6 +1030,8 @@ static Suite *world_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_tlas_vs_brute_force);
 	tcase_add_loop_test(tc, test_rewind, 0, sizeof(rewind_cases) / sizeof(rewind_cases[0]));
+	tcase_add_test(tc, test_rewind_shrinking);
+	tcase_add_loop_test(tc, test_tie_with_mesh_hitbox, 0, 2);
 	tcase_add_test(tc, test_time_range);
 	tcase_add_test(tc, test_existence_and_teleport);
 	tcase_add_test(tc, test_filters_and_merge);
