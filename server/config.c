@@ -85,6 +85,9 @@ struct opt {
 };
 
 #define F(field) offsetof(struct config, field)
+/* The largest byte limit: 1 TiB, far past any memory, and far from where
+ * a limit + 1 (a body's NUL) or a doubled buffer would wrap */
+#define SIZE_OPT_MAX ((uint64_t)1 << 40)
 
 static const struct opt opts[] = {
 	{ "bind", OPT_ADDR, F(bind), 0, 0 },
@@ -92,8 +95,8 @@ static const struct opt opts[] = {
 	{ "threads", OPT_UINT, F(threads), 1, 1024 },
 	{ "api-key", OPT_KEY, F(api_key), 0, 0 },
 	{ "read-key", OPT_KEY, F(read_key), 0, 0 },
-	{ "max-body-bytes", OPT_COUNT, F(max_body_bytes), 1, SIZE_MAX },
-	{ "max-query-bytes", OPT_COUNT, F(max_query_bytes), 1, SIZE_MAX },
+	{ "max-body-bytes", OPT_COUNT, F(max_body_bytes), 1, SIZE_OPT_MAX },
+	{ "max-query-bytes", OPT_COUNT, F(max_query_bytes), 1, SIZE_OPT_MAX },
 	{ "max-batch", OPT_COUNT, F(max_batch), 1, UINT32_MAX },
 	{ "max-boxes", OPT_COUNT, F(max_boxes), 1, UINT32_MAX },
 	{ "max-triangles", OPT_COUNT, F(max_triangles), 1, MESH_MAX_TRIANGLES },
@@ -103,7 +106,7 @@ static const struct opt opts[] = {
 	{ "max-world-entities", OPT_COUNT, F(max_world_entities), 1, UINT32_MAX >> 1 },
 	{ "max-world-hitboxes", OPT_COUNT, F(max_world_hitboxes), 1, UINT32_MAX >> 1 },
 	{ "max-world-snapshots", OPT_COUNT, F(max_world_snapshots), 2, 1u << 20 },
-	{ "max-response-bytes", OPT_COUNT, F(max_response_bytes), 1024, SIZE_MAX },
+	{ "max-response-bytes", OPT_COUNT, F(max_response_bytes), 1024, SIZE_OPT_MAX },
 	{ "http-engine", OPT_PATH, F(http_engine), 0, 0 },
 	{ "tls-cert", OPT_PATH, F(tls_cert), 0, 0 },
 	{ "tls-key", OPT_PATH, F(tls_key), 0, 0 },

@@ -24,6 +24,23 @@ uint64_t http_decimal_u64(const char *s)
 	return v;
 }
 
+/* A Host value: host[:port] as RFC 3986 spells them (reg-name, IPv4, or an
+ * IP literal in brackets), by its bytes; empty is allowed (RFC 9112 3.2). */
+static int host_ok(const char *v)
+{
+	static const unsigned char ok[256] = {
+		['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1,
+		['-'] = 1, ['.'] = 1, ['_'] = 1, ['~'] = 1, ['%'] = 1, ['!'] = 1, ['$'] = 1,
+		['&'] = 1, ['\''] = 1, ['('] = 1, [')'] = 1, ['*'] = 1, ['+'] = 1, [','] = 1,
+		[';'] = 1, ['='] = 1, [':'] = 1, ['['] = 1, [']'] = 1,
+	};
+
+	for (; *v; v++)
+		if (!ok[(unsigned char)*v])
+			return 0;
+	return 1;
+}
+
 static void fail(struct http_head_scan *h, enum api_err e, const char *fmt, const char *name)
 {
 	if (h->err != API_OK)
@@ -59,6 +76,21 @@ int http_scan_header(struct http_head_scan *h, const char *key, size_t key_size,
 	return http_scan_header_named(h, key, key_size, value, value_size);
 }
 
+const char *http_origin_form(const char *target, size_t len)
+{
+	size_t i;
+
+	if (len >= 7 && strncasecmp(target, "http://", 7) == 0)
+		i = 7;
+	else if (len >= 8 && strncasecmp(target, "https://", 8) == 0)
+		i = 8;
+	else
+		return target;
+	while (i < len && target[i] != '/' && target[i] != '?')
+		i++;
+	return target + i;
+}
+
 int http_scan_header_named(struct http_head_scan *h, const char *key, size_t key_size,
 			   const char *value, size_t value_size)
 {
@@ -69,8 +101,20 @@ int http_scan_header_named(struct http_head_scan *h, const char *key, size_t key
 	/* dispatch on the length first: most headers are none of these */
 	switch (key_size) {
 	case 4:
-		if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
-			h->hosts++;
+		if (strcasecmp(key, MHD_HTTP_HEADER_HOST) != 0)
+			break;
+		/* RFC 9112 3.2: more than one Host, or one that is not a
+		 * host[:port], is a 400 */
+		if (++h->hosts > 1) {
+			fail(h, API_INVALID_REQUEST, "header %s: given more than once",
+			     MHD_HTTP_HEADER_HOST);
+			return -1;
+		}
+		if (value && !host_ok(value)) {
+			fail(h, API_INVALID_REQUEST, "header %s: not a host[:port]",
+			     MHD_HTTP_HEADER_HOST);
+			return -1;
+		}
 		break;
 	case 12:
 		if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_TYPE) == 0 && !h->head->content_type)
@@ -103,6 +147,12 @@ int http_scan_header_named(struct http_head_scan *h, const char *key, size_t key
 	case 17:
 		if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) != 0)
 			break;
+		if (h->head->transfer_encoding) {
+			/* two lines are one list: "chunked, chunked" */
+			fail(h, API_INVALID_REQUEST, "header %s: given more than once",
+			     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+			return -1;
+		}
 		h->head->transfer_encoding = value ? value : "";
 		if (!value || strcasecmp(value, "chunked") != 0) {
 			/* RFC 9112 6.3: the body's length cannot be determined */
@@ -120,11 +170,22 @@ int http_scan_header_named(struct http_head_scan *h, const char *key, size_t key
 
 enum api_err http_scan_end(struct http_head_scan *h, int http11, int *close_now)
 {
-	*close_now = h->close_now;
-	if (h->err == API_OK && h->hosts == 0 && http11) {
-		h->err = API_INVALID_REQUEST;
-		snprintf(h->msg, h->msglen, "header Host: required in HTTP/1.1");
-	}
+	const struct http_head *hd = h->head;
+
+	if (h->hosts == 0 && http11)
+		fail(h, API_INVALID_REQUEST, "header %s: required in HTTP/1.1", MHD_HTTP_HEADER_HOST);
+	/* RFC 9112 6.1: both lengths, or chunked in HTTP/1.0, is a framing
+	 * a proxy in front may read otherwise */
+	if (hd->transfer_encoding && hd->content_length)
+		fail(h, API_INVALID_REQUEST, "header %s: not together with Content-Length",
+		     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	if (hd->transfer_encoding && !http11)
+		fail(h, API_INVALID_REQUEST, "header %s: not in HTTP/1.0",
+		     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	/* a refused head ends its connection: once a header is refused the
+	 * ones after it are not read, so where this request ends (and the
+	 * next begins) is not known */
+	*close_now = h->close_now || h->err != API_OK;
 	return h->err;
 }
 

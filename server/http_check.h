@@ -1,8 +1,10 @@
 /* http_check.h - what libmicrohttpd 0.9.75 lets through but RFC 9110/9112
- * says a server must refuse: an HTTP/1.1 request without Host, a header
- * name that is not a token, a NUL in a header value, conflicting
- * Content-Length headers, a Transfer-Encoding other than chunked, and a
- * Content-Encoding this server cannot decode. */
+ * says a server must refuse: an HTTP/1.1 request without Host, or with two
+ * or an invalid one, a header name that is not a token, a NUL in a header
+ * value, conflicting Content-Length headers, a Transfer-Encoding other than
+ * one chunked, or beside a Content-Length, or in HTTP/1.0, and a
+ * Content-Encoding this server cannot decode. Every refusal closes the
+ * connection after its answer (close_now). */
 #ifndef SERVER_HTTP_CHECK_H
 #define SERVER_HTTP_CHECK_H
 
@@ -50,6 +52,14 @@ int http_scan_header(struct http_head_scan *h, const char *key, size_t key_size,
  * strtoull, without its locale and sign handling): a Content-Length. */
 uint64_t http_decimal_u64(const char *s);
 
+/*
+ * Where the origin form of a request target begins: target itself, or for
+ * the absolute form (RFC 9112 3.2.2, "http://host:port/path?q", which a
+ * server must accept) the path after the authority (possibly empty). The
+ * scheme is http or https in any case.
+ */
+const char *http_origin_form(const char *target, size_t len);
+
 /* The same for a name known to be a non-empty token. */
 int http_scan_header_named(struct http_head_scan *h, const char *key, size_t key_size,
 			   const char *value, size_t value_size);
@@ -60,8 +70,9 @@ enum api_err http_scan_end(struct http_head_scan *h, int http11, int *close_now)
 /*
  * Check the request head of c (version as libmicrohttpd gives it). API_OK,
  * or the error to answer (API_INVALID_REQUEST: 400, API_UNSUPPORTED_MEDIA_TYPE:
- * 415) with msg naming the header; head is filled either way. *close_now is set when the body cannot be
- * delimited (bad Transfer-Encoding): answer at once, the connection closes.
+ * 415) with msg naming the header; head is filled either way. *close_now is
+ * set with every refusal (where the body ends is not known once a header is
+ * refused): answer at once, the connection closes.
  */
 enum api_err http_check_head(struct MHD_Connection *c, const char *version,
 			     struct http_head *head, char *msg, size_t msglen, int *close_now);

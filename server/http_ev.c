@@ -26,7 +26,6 @@
 
 #include "log.h"
 
-#define QUERY_ARGS_MAX 8		/* as libmicrohttpd's engine keeps */
 
 static const char *reason_phrase(int status)
 {
@@ -255,8 +254,10 @@ static int answer_request(struct ev_conn *c)
 		}
 	} else {
 		args[0].key = NULL;
-		if (c->query)
-			http_parse_query(c->query, args, QUERY_ARGS_MAX);
+		if (c->query && http_parse_query(c->query, args, QUERY_ARGS_MAX) > QUERY_ARGS_MAX) {
+			answer_error(c, API_INVALID_REQUEST, NULL, QUERY_ARGS_MSG);
+			return EV_PROGRESS;
+		}
 		http_api_response(s, r, c->method, args, &resp);
 	}
 	queue_response(c, &resp);
@@ -289,8 +290,10 @@ static void request_setup(struct ev_conn *c, struct http_parsed *p, const char *
 {
 	struct http_server *s = c->w->s;
 	struct request *r = &c->req;
-	const char *qm = memchr(p->target, '?', p->target_len);
-	size_t n = qm ? (size_t)(qm - p->target) : p->target_len;
+	char *target = p->target + (http_origin_form(p->target, p->target_len) - p->target);
+	size_t tlen = p->target_len - (size_t)(target - p->target);
+	const char *qm = memchr(target, '?', tlen);
+	size_t n = qm ? (size_t)(qm - target) : tlen;
 
 	request_release(r);
 	memset(r, 0, offsetof(struct request, raw_inline));
@@ -302,7 +305,7 @@ static void request_setup(struct ev_conn *c, struct http_parsed *p, const char *
 		r->raw = r->raw_inline;
 		n = 0;
 	}
-	memcpy(r->raw, p->target, n);
+	memcpy(r->raw, target, n);
 	r->raw[n] = '\0';
 	r->raw_len = n;
 	http_request_start(r, p->method);
@@ -314,7 +317,7 @@ static void request_setup(struct ev_conn *c, struct http_parsed *p, const char *
 	if (r->verdict != API_OK)
 		snprintf(r->msg, sizeof(r->msg), "%s", msg);
 	c->method = p->method;
-	c->query = p->target[n] == '?' ? p->target + n + 1 : NULL;
+	c->query = target[n] == '?' ? target + n + 1 : NULL;
 	c->minor = p->minor;
 	c->keep_alive = p->minor == 1 ? !p->conn_close : p->conn_keep_alive && !p->conn_close;
 	c->head_method = strcmp(p->method, "HEAD") == 0;
@@ -439,6 +442,9 @@ static int process_body(struct ev_conn *c)
 		}
 		c->in_off += n;
 		c->body_left -= n;
+		/* over its limit (a length under it is checked before): now */
+		if (r->discarding)
+			return answer_refusal(c);
 		if (!c->body_left)
 			return body_done(c);
 	} else {

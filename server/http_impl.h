@@ -19,6 +19,10 @@
 #include "http_check.h"
 
 #define RAW_PATH_INLINE 256	/* longer raw paths are copied to the heap */
+/* query-string parameters a request may carry; more is a 400, never a
+ * parameter dropped unread (a typo must not pass unseen) */
+#define QUERY_ARGS_MAX 8
+#define QUERY_ARGS_MSG "query string: more than 8 parameters"
 /* announced bodies under this (a ray's, a segment's query) are read in place */
 #define BODY_INLINE 512
 

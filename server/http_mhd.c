@@ -117,11 +117,11 @@ static enum MHD_Result serve_ops(struct http_server *s, struct MHD_Connection *c
 	return send_and_release(c, r, &resp);
 }
 
-/* Query-string parameters for the api: at most QUERY_ARGS_MAX are kept. */
-#define QUERY_ARGS_MAX 8
+/* Query-string parameters for the api: more than QUERY_ARGS_MAX is a 400. */
 struct query_args {
 	struct api_arg a[QUERY_ARGS_MAX + 1];	/* ended by a NULL key */
 	size_t n;
+	int over;
 };
 
 static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -129,8 +129,10 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 {
 	struct query_args *qa = cls;
 
-	if (qa->n == QUERY_ARGS_MAX)
+	if (qa->n == QUERY_ARGS_MAX) {
+		qa->over = 1;
 		return MHD_NO;
+	}
 	qa->a[qa->n].key = key;
 	qa->a[qa->n].value = value ? value : "";
 	qa->n++;
@@ -146,6 +148,8 @@ static enum MHD_Result serve_api(struct http_server *s, struct MHD_Connection *c
 
 	memset(&qa, 0, sizeof(qa));
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &qa);
+	if (qa.over)
+		return send_error(c, r, API_INVALID_REQUEST, NULL, QUERY_ARGS_MSG);
 	http_api_response(s, r, method, qa.a, &resp);
 	return send_and_release(c, r, &resp);
 }
@@ -234,12 +238,14 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 	const union MHD_ConnectionInfo *ci;
 	struct conn *conn;
 	struct request *r;
-	size_t n = strcspn(uri, "?");
+	size_t n;
 
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	conn = ci ? ci->socket_context : NULL;
 	if (!conn)
 		return NULL;
+	uri = http_origin_form(uri, strlen(uri));
+	n = strcspn(uri, "?");
 	r = &conn->req;
 	request_release(r);
 	memset(r, 0, offsetof(struct request, raw_inline));

@@ -307,6 +307,12 @@ size_t http_parse_query(char *query, struct api_arg *args, size_t max)
 	}
 	args[n].key = NULL;
 	args[n].value = NULL;
+	/* more after the max-th (empty pieces, "a&&b", do not count) */
+	while (q && *q) {
+		if (*q != '&')
+			return max + 1;
+		q++;
+	}
 	return n;
 }
 

@@ -44,7 +44,7 @@ struct http_parsed {
 	int chunked;		/* Transfer-Encoding: chunked (accepted) */
 	struct http_head head;	/* the headers the request logic uses */
 	enum api_err verdict;	/* http_scan_*'s: API_OK, or the 400/415 to answer */
-	int close_now;		/* the body cannot be delimited: answer and close */
+	int close_now;		/* the head is refused: answer and close */
 };
 
 /*
@@ -80,9 +80,11 @@ size_t http_unescape(char *s);
  * Split a query string (after '?', NUL-ended) into at most max key/value
  * pairs, decoded in place ('+' is a space, then %XX: libmicrohttpd 0.9.75
  * gives "a+b%41" as "a bA"); a key without '=' has the value "". args[count]
- * gets a NULL key. The count.
+ * gets a NULL key. The count, or max + 1 when there are more than max (args
+ * then hold the first max): the caller refuses them, never drops one.
  */
 size_t http_parse_query(char *query, struct api_arg *args, size_t max);
+
 
 enum http_chunked_state {
 	CH_SIZE, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF,

@@ -101,6 +101,18 @@ static void refuse(struct request *r, enum api_err e, const char *allow, const c
 	snprintf(r->msg, sizeof(r->msg), "%s", msg);
 }
 
+/* 413 for an announced body over r->limit, before any of it is read. */
+static void refuse_size(struct request *r, uint64_t clen, int known)
+{
+	char msg[96];
+
+	if (!known || clen <= r->limit)
+		return;
+	snprintf(msg, sizeof(msg), "body of %llu bytes is over the limit of %zu bytes",
+		 (unsigned long long)clen, r->limit);
+	refuse(r, API_PAYLOAD_TOO_LARGE, NULL, msg);
+}
+
 /*
  * Decide from the headers alone what can be decided: ops endpoint, route
  * (404/405), access (401/403), readiness (503), announced size (413).
@@ -116,6 +128,8 @@ static void classify(struct http_server *s, struct request *r, const char *url, 
 		r->limit = s->p.api->limits.max_body_query;
 		if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 			refuse(r, API_METHOD_NOT_ALLOWED, OPS_ALLOW, "this path only answers GET and HEAD");
+		else
+			refuse_size(r, clen, known);
 		return;
 	}
 	/* HEAD is GET without the body (libmicrohttpd drops it). */
@@ -148,13 +162,7 @@ static void classify(struct http_server *s, struct request *r, const char *url, 
 	}
 	r->limit = info->mesh_upload ? s->p.api->limits.max_body_mesh :
 				      s->p.api->limits.max_body_query;
-	if (known && clen > r->limit) {
-		char msg[96];
-
-		snprintf(msg, sizeof(msg), "body of %llu bytes is over the limit of %zu bytes",
-			 (unsigned long long)clen, r->limit);
-		refuse(r, API_PAYLOAD_TOO_LARGE, NULL, msg);
-	}
+	refuse_size(r, clen, known);
 }
 
 /* The body's deadline: --body-timeout, plus one second per --min-body-rate
@@ -280,7 +288,7 @@ int http_on_body(struct http_server *s, struct request *r, const char *data, siz
 
 		while (cap < r->len + n + 1)
 			cap = cap > SIZE_MAX / 2 ? r->len + n + 1 : cap * 2;
-		if (cap > r->limit + 1)
+		if (cap - 1 > r->limit)
 			cap = r->limit + 1;
 		nb = r->body == r->body_inline ? malloc(cap) : realloc(r->body, cap);
 		if (!nb)

@@ -78,7 +78,8 @@ for p, want in [(b"//v1/meshes", 404), (b"/v1/meshes/", 404), (b"/v1//meshes", 4
                 (b"/v1/meshes/a%00b", 400), (b"/v1/meshes/%2e%2e", 400), (b"/v1/meshes/%", 400),
                 (b"/v1/meshes/%zz", 400), (b"/v1/meshes%2Fcube", 404), (b"/v1/mesh%65s", 404),
                 (b"/V1/MESHES", 404), (b"/v1/meshes/cube/raycast/", 404),
-                (b"*", 404), (b"http://localhost/healthz", 404), (b"/healthz/", 404),
+                (b"*", 404), (b"http://localhost/healthz", 200), (b"/healthz/", 404),
+                (b"https://h:1/v1/meshes/cube", 200), (b"http://h", 404),
                 (b"/healthz?", 200), (b"/v1/meshes?%00", 200), (b"/v1/meshes/caf\xc3\xa9", 400),
                 (b"/v1/meshes/a\xff", 400), (b"/" + b"a" * 8000, 404),
                 (b"/v1/meshes/cube#frag", 400), (b"/v1/meshes/cube;x", 400),
@@ -119,7 +120,19 @@ case("Content-Encoding: br on a mesh", rq(b"PUT", b"/v1/meshes/enc", CUBE, heade
 case("Content-Encoding: identity", ray(RAY, headers=[b"Content-Encoding: identity"]), 200)
 case("Authorization garbage (no key configured: ignored)", rq(b"GET", b"/v1/meshes", headers=[b"Authorization: \x01\x02"]), 200)
 case("Expect: 200-ok", ray(RAY, headers=[b"Expect: 200-ok"]), 200)
-case("Host twice", rq(b"GET", b"/healthz", headers=[b"Host: other"]), 200)
+# RFC 9112 3.2: two Hosts, or one that is not host[:port], is a 400
+case("Host twice", rq(b"GET", b"/healthz", headers=[b"Host: other"]), 400)
+case("Host not a host", rq(b"GET", b"/healthz", host=False, headers=[b"Host: a b/c@"]), 400)
+# RFC 9112 6.1: both lengths, chunked twice, chunked in HTTP/1.0
+case("Transfer-Encoding with Content-Length", rq(b"POST", b"/v1/meshes/cube/raycast", b"0\r\n\r\n",
+                                                 headers=[b"Transfer-Encoding: chunked"]), 400)
+case("Transfer-Encoding twice", rq(b"POST", b"/v1/meshes/cube/raycast", b"0\r\n\r\n", length=False,
+                                   headers=[b"Transfer-Encoding: chunked", b"Transfer-Encoding: chunked"]), 400)
+case("chunked in HTTP/1.0", rq(b"POST", b"/v1/meshes/cube/raycast", b"0\r\n\r\n", length=False,
+                               version=b"HTTP/1.0", headers=[b"Transfer-Encoding: chunked"]), 400)
+case("nine query parameters", rq(b"POST", b"/v1/meshes/cube/raycast?" + b"&".join([b"mode=any"] * 9), RAY), 400)
+case("Content-Length over the limit on /healthz",
+     rq(b"GET", b"/healthz", headers=[b"Content-Length: 17179869184"]), 413)
 
 # ---- content types
 for ct, want in [("text/plain", 415), ("application/xml", 415), ("application/jsonx", 415),

@@ -341,6 +341,10 @@ static const struct bad_case bad_cases[] = {
 	{ { "--max-body-bytes", "0" }, NULL, "--max-body-bytes" },
 	{ { "--max-body-bytes", "1X" }, NULL, "--max-body-bytes" },
 	{ { "--max-query-bytes", "-5" }, NULL, "--max-query-bytes" },
+	/* byte limits stop at 1 TiB: SIZE_MAX once wrapped a body's limit + 1 */
+	{ { "--max-query-bytes", "18446744073709551615" }, NULL, "--max-query-bytes" },
+	{ { "--max-body-bytes", "1099511627777" }, NULL, "--max-body-bytes" },
+	{ { "--max-response-bytes", "1025G" }, NULL, "--max-response-bytes" },
 	{ { "--max-batch", "0" }, NULL, "--max-batch" },
 	{ { "--max-batch", "8G" }, NULL, "--max-batch" },
 	{ { "--max-triangles", "0" }, NULL, "--max-triangles" },

@@ -119,20 +119,42 @@ START_TEST(test_bad_heads)
 }
 END_TEST
 
-/* Heads the syntax accepts and the checks (http_check.c) refuse. */
+/* Heads the syntax accepts and the checks (http_check.c) refuse: each
+ * closes its connection (close_now), since where its body ends is not
+ * known once a header is refused (the framing headers after it are not
+ * read: "X-A : b" before "Content-Length" once let the body run as the
+ * next request). */
 static const struct {
 	const char *head;
 	enum api_err want;
-	int close_now;
+	const char *says;
 } refused_heads[] = {
-	{ "GET /healthz HTTP/1.1\r\n\r\n", API_INVALID_REQUEST, 0 },	/* no Host */
-	{ "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A : b\r\n\r\n", API_INVALID_REQUEST, 0 },
-	{ "GET /healthz HTTP/1.1\r\nHost: x\r\n: v\r\n\r\n", API_INVALID_REQUEST, 0 },
+	{ "GET /healthz HTTP/1.1\r\n\r\n", API_INVALID_REQUEST, "Host: required" },
+	{ "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A : b\r\n\r\n", API_INVALID_REQUEST, "not a token" },
+	{ "GET /healthz HTTP/1.1\r\nHost: x\r\n: v\r\n\r\n", API_INVALID_REQUEST, "empty name" },
 	{ "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n",
-	  API_INVALID_REQUEST, 0 },
-	{ "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", API_INVALID_REQUEST, 1 },
+	  API_INVALID_REQUEST, "different values" },
+	{ "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", API_INVALID_REQUEST,
+	  "only chunked" },
 	{ "POST /x HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\n\r\n",
-	  API_UNSUPPORTED_MEDIA_TYPE, 0 },
+	  API_UNSUPPORTED_MEDIA_TYPE, "content coding" },
+	{ "POST /x HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: 9\r\n\r\n",
+	  API_UNSUPPORTED_MEDIA_TYPE, "content coding" },
+	/* RFC 9112 6.1: both lengths; chunked twice (as "chunked, chunked");
+	 * chunked in HTTP/1.0 */
+	{ "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+	  API_INVALID_REQUEST, "not together with Content-Length" },
+	{ "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
+	  API_INVALID_REQUEST, "not together with Content-Length" },
+	{ "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+	  API_INVALID_REQUEST, "Transfer-Encoding: given more than once" },
+	{ "POST /x HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", API_INVALID_REQUEST,
+	  "not in HTTP/1.0" },
+	/* RFC 9112 3.2: two Hosts, or one that is not host[:port] */
+	{ "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", API_INVALID_REQUEST,
+	  "Host: given more than once" },
+	{ "GET /healthz HTTP/1.1\r\nHost: a b/c@\r\n\r\n", API_INVALID_REQUEST, "not a host" },
+	{ "GET /healthz HTTP/1.0\r\nHost: x/y\r\n\r\n", API_INVALID_REQUEST, "not a host" },
 };
 
 START_TEST(test_refused_heads)
@@ -142,7 +164,48 @@ START_TEST(test_refused_heads)
 
 	ck_assert_int_eq(parse(refused_heads[_i].head, &p, buf, sizeof(buf), msg), HTTP_PARSE_OK);
 	ck_assert_int_eq(p.verdict, refused_heads[_i].want);
-	ck_assert_int_eq(p.close_now, refused_heads[_i].close_now);
+	ck_assert_int_eq(p.close_now, 1);
+	ck_assert_int_eq(p.chunked, 0);
+	ck_assert_msg(strstr(msg, refused_heads[_i].says), "case %d says %s", _i, msg);
+}
+END_TEST
+
+/* Hosts as clients send them: names, ports, IPv4 and IPv6 literals, empty. */
+START_TEST(test_hosts_taken)
+{
+	static const char *const hosts[] = { "x", "localhost:8080", "10.0.0.1:1", "[::1]:8080",
+					     "api.example.com", "a-b_c~d.e", "" };
+	char head[128], buf[256], msg[128];
+	struct http_parsed p;
+	size_t i;
+
+	for (i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
+		snprintf(head, sizeof(head), "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", hosts[i]);
+		ck_assert_int_eq(parse(head, &p, buf, sizeof(buf), msg), HTTP_PARSE_OK);
+		ck_assert_msg(p.verdict == API_OK && !p.close_now, "Host: %s refused: %s", hosts[i], msg);
+	}
+}
+END_TEST
+
+/* RFC 9112 3.2.2: a server takes the absolute form; the origin form is as is. */
+START_TEST(test_origin_form)
+{
+	static const struct {
+		const char *target, *path;
+	} t[] = {
+		{ "/v1/meshes?x=1", "/v1/meshes?x=1" },
+		{ "http://example.com/v1/meshes", "/v1/meshes" },
+		{ "HTTPS://h:8443/healthz?a", "/healthz?a" },
+		{ "http://h?q", "?q" },
+		{ "http://h", "" },
+		{ "http:/x", "http:/x" },
+		{ "ftp://h/x", "ftp://h/x" },
+		{ "*", "*" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ck_assert_str_eq(http_origin_form(t[i].target, strlen(t[i].target)), t[i].path);
 }
 END_TEST
 
@@ -155,6 +218,7 @@ START_TEST(test_nul_in_value)
 	memcpy(buf, head, sizeof(head));
 	ck_assert_int_eq(http_parse_head(buf, sizeof(head) - 1, &p, msg, sizeof(msg)), HTTP_PARSE_OK);
 	ck_assert_int_eq(p.verdict, API_INVALID_REQUEST);
+	ck_assert_int_eq(p.close_now, 1);
 }
 END_TEST
 
@@ -252,13 +316,19 @@ START_TEST(test_query)
 }
 END_TEST
 
+/* More than max parameters: max + 1, never a parameter dropped unseen;
+ * exactly max, or max and empty pieces after them: the count. */
 START_TEST(test_query_max)
 {
-	char q[] = "a=1&b=2&c=3&d=4";
+	char q[] = "a=1&b=2&c=3&d=4", q2[] = "a=1&b=2", q3[] = "a=1&&b=2&&&", q4[] = "a&b&=";
 	struct api_arg args[3];
 
-	ck_assert_uint_eq(http_parse_query(q, args, 2), 2);
+	ck_assert_uint_eq(http_parse_query(q, args, 2), 3);
+	ck_assert_str_eq(args[1].key, "b");
 	ck_assert_ptr_null(args[2].key);
+	ck_assert_uint_eq(http_parse_query(q2, args, 2), 2);
+	ck_assert_uint_eq(http_parse_query(q3, args, 2), 2);
+	ck_assert_uint_eq(http_parse_query(q4, args, 2), 3);
 }
 END_TEST
 
@@ -399,6 +469,8 @@ static Suite *http_parse_suite(void)
 	tcase_add_loop_test(tc, test_bad_heads, 0, (int)(sizeof(bad_heads) / sizeof(bad_heads[0])));
 	tcase_add_loop_test(tc, test_refused_heads, 0,
 			    (int)(sizeof(refused_heads) / sizeof(refused_heads[0])));
+	tcase_add_test(tc, test_hosts_taken);
+	tcase_add_test(tc, test_origin_form);
 	tcase_add_test(tc, test_nul_in_value);
 	tcase_add_test(tc, test_headers);
 	tcase_add_test(tc, test_limits);
