@@ -23,6 +23,7 @@ struct batch_pool;
 #define API_PERSIST_OK 0
 #define API_PERSIST_FAILED (-1)		/* 500 internal */
 #define API_PERSIST_UNAVAILABLE (-2)	/* 503 store_unavailable */
+#define API_PERSIST_FULL (-3)		/* 413: a new name, the shared store at --max-meshes */
 
 struct api_limits {
 	size_t max_batch;		/* rays/segments/shots per request (65536) */

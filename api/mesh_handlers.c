@@ -1,4 +1,5 @@
 /* mesh_handlers.c - the spec and mesh resources: list, upload, read, delete. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -130,6 +131,17 @@ static void respond_build_error(struct api_response *resp, enum core_result r, s
  * lock: a failure at any step leaves the store as it was. 201 for a new
  * name, 200 for a replace.
  */
+/* Creates of new names with a durable store, one at a time (see below). */
+static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void respond_full(struct api_response *resp, size_t max_meshes)
+{
+	char msg[128];
+
+	snprintf(msg, sizeof(msg), "the store already holds the limit of %zu meshes", max_meshes);
+	api_respond_error(resp, API_PAYLOAD_TOO_LARGE, msg);
+}
+
 void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 		     const struct api_match *m, struct api_response *resp)
 {
@@ -140,8 +152,7 @@ void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 	struct mesh *mesh;
 	enum core_result r;
 	uint64_t version;
-	int created, pr;
-	char msg[128];
+	int created, pr, locked_create;
 
 	if (!max_tris || max_tris > MESH_MAX_TRIANGLES)
 		max_tris = MESH_MAX_TRIANGLES;
@@ -156,8 +167,29 @@ void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 	}
 	if (ctx->persist_lock)
 		ctx->persist_lock(ctx->persist_cls, m->name);
+	/* With a durable store, a name new here is created under one lock and
+	 * refused before anything is written when the store is full: a write
+	 * undone after the fact would remove what the store held under that
+	 * name (a mesh over the limit at start-up, never loaded). */
+	locked_create = ctx->persist_put && ctx->limits.max_meshes;
+	if (locked_create) {
+		/* a replace changes no count: only new names take the lock */
+		store_read_begin();
+		locked_create = !store_peek(ctx->store, m->name, NULL);
+		store_read_end();
+	}
+	if (locked_create)
+		pthread_mutex_lock(&create_lock);
+	if (store_would_refuse(ctx->store, m->name, ctx->limits.max_meshes)) {
+		respond_full(resp, ctx->limits.max_meshes);
+		goto out_unlock;
+	}
 	pr = ctx->persist_put ? ctx->persist_put(ctx->persist_cls, m->name, d.xyz, d.nvert, d.idx,
 						 d.ntri) : API_PERSIST_OK;
+	if (pr == API_PERSIST_FULL) {
+		respond_full(resp, ctx->limits.max_meshes);
+		goto out_unlock;
+	}
 	if (pr != API_PERSIST_OK) {
 		respond_persist_error(resp, pr, "could not persist the mesh");
 		goto out_unlock;
@@ -166,21 +198,21 @@ void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 	r = store_put(ctx->store, m->name, mesh, ctx->limits.max_meshes, &version, &created);
 	mesh = NULL;	/* store_put took the reference, also on failure */
 	if (r != CORE_OK) {
-		/* ETOOBIG only refuses new names: the persisted copy is new too */
+		/* ETOOBIG here: only a name that came in from another replica
+		 * between the check and now (Redis), the persisted copy is ours */
 		if (r == CORE_ETOOBIG && ctx->persist_delete)
 			ctx->persist_delete(ctx->persist_cls, m->name);
-		if (r == CORE_ETOOBIG) {
-			snprintf(msg, sizeof(msg), "the store already holds the limit of %zu meshes",
-				 ctx->limits.max_meshes);
-			api_respond_error(resp, API_PAYLOAD_TOO_LARGE, msg);
-		} else {
+		if (r == CORE_ETOOBIG)
+			respond_full(resp, ctx->limits.max_meshes);
+		else
 			api_respond_error(resp, API_INTERNAL, "out of memory storing the mesh");
-		}
 		goto out_unlock;
 	}
 	resp->status = created ? 201 : 200;
 	encode_mesh_info(&resp->body, m->name, version, &mi);
 out_unlock:
+	if (locked_create)
+		pthread_mutex_unlock(&create_lock);
 	if (ctx->persist_unlock)
 		ctx->persist_unlock(ctx->persist_cls, m->name);
 	mesh_unref(mesh);

@@ -193,6 +193,23 @@ struct mesh *store_peek(struct store *s, const char *name, uint64_t *version)
 	return t->e[i].mesh;
 }
 
+int store_would_refuse(struct store *s, const char *name, size_t max_meshes)
+{
+	struct table *t;
+	size_t n;
+	int found = 0;
+
+	if (!max_meshes)
+		return 0;
+	rcu_read_lock();
+	t = atomic_load(&s->tab);
+	n = t ? t->n : 0;
+	if (n >= max_meshes)
+		nametab_find(t->e, n, sizeof(t->e[0]), name, &found);
+	rcu_read_unlock();
+	return n >= max_meshes && !found;
+}
+
 struct mesh *store_get(struct store *s, const char *name, uint64_t *version)
 {
 	struct mesh *m;

@@ -37,6 +37,11 @@ int store_name_valid(const char *name);
 enum core_result store_put(struct store *s, const char *name, struct mesh *m,
 			   size_t max_meshes, uint64_t *version, int *created);
 
+/* 1 when store_put(s, name, ..., max_meshes) would refuse name now (ETOOBIG:
+ * a new name, the store at max_meshes), else 0: a caller that writes
+ * elsewhere first (a data dir, Redis) asks before writing anything. */
+int store_would_refuse(struct store *s, const char *name, size_t max_meshes);
+
 /* A new reference to the named mesh (release with mesh_unref), or NULL. */
 struct mesh *store_get(struct store *s, const char *name, uint64_t *version);
 

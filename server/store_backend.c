@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api.h"
 #include "log.h"
 #include "mesh.h"
 #include "store.h"
@@ -71,6 +72,11 @@ void store_backend_unlock(void *cls, const char *name)
 {
 	pthread_mutex_unlock(name_lock(cls, name));
 }
+
+/* the api's codes are the backends' results */
+_Static_assert(API_PERSIST_OK == SB_OK && API_PERSIST_FAILED == SB_FAILED &&
+	       API_PERSIST_UNAVAILABLE == SB_UNAVAILABLE && API_PERSIST_FULL == SB_FULL,
+	       "API_PERSIST_* (api.h) and enum sb_result agree");
 
 int store_backend_put(void *cls, const char *name, const float *xyz, size_t nvert,
 		      const uint32_t *idx, size_t ntri)

@@ -39,6 +39,7 @@ enum sb_result {
 	SB_OK = 0,
 	SB_FAILED = -1,		/* 500: the write failed (logged) */
 	SB_UNAVAILABLE = -2,	/* 503 store_unavailable: nothing was written */
+	SB_FULL = -3,		/* 413: a new name, the shared store at max_meshes; nothing written */
 };
 
 struct store_backend;

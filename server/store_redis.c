@@ -26,9 +26,19 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 #define PING_EVERY_MS 2000
+/* A write (PUT, DELETE) waits this long for Redis before its 503: a hung
+ * server once held each write for two 30-second command timeouts. Any
+ * progress within it continues a large upload. */
+#define WRITE_TIMEOUT_S 10
 
-/* KEYS: seq, mesh key, names; ARGV: name, blob, channel. The new version. */
+/* KEYS: seq, mesh key, names; ARGV: name, blob, channel, max meshes (0:
+ * none). The new version, or -1 (nothing written) for a new name when the
+ * names already number the max: every replica's --max-meshes holds for the
+ * store they share, decided where the writes are ordered. */
 static const char put_lua[] =
+	"local max = tonumber(ARGV[4])\n"
+	"if max > 0 and redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 0 and\n"
+	"   redis.call('SCARD', KEYS[3]) >= max then return -1 end\n"
 	"local v = redis.call('INCR', KEYS[1])\n"
 	"redis.call('HSET', KEYS[2], 'v', v, 'd', ARGV[2])\n"
 	"redis.call('SADD', KEYS[3], ARGV[1])\n"
@@ -93,9 +103,10 @@ out_fail:
 
 /* Run a write script on the writers' connection (reconnecting once, since a
  * put or delete may be repeated): its version, or 0 when Redis cannot be
- * reached or refused (logged). */
+ * reached or refused (logged), or when the script answered -1 (*full set,
+ * not logged; full may be NULL). */
 static uint64_t run_script(struct store_backend *b, const char *name, int argc,
-			   const char **argv, const size_t *lens)
+			   const char **argv, const size_t *lens, int *full)
 {
 	struct store_redis *r = b->impl;
 	redisReply *rep = NULL;
@@ -105,26 +116,41 @@ static uint64_t run_script(struct store_backend *b, const char *name, int argc,
 
 	pthread_mutex_lock(&r->wlock);
 	for (attempt = 0; attempt < 2 && !rep; attempt++) {
-		if (!r->wconn)
+		int timed_out;
+
+		if (!r->wconn) {
 			r->wconn = store_redis_connect(r, why, sizeof(why));
+			if (r->wconn)
+				redisSetTimeout(r->wconn, (struct timeval){ WRITE_TIMEOUT_S, 0 });
+		}
 		if (!r->wconn)
 			break;
+		errno = 0;
 		rep = redisCommandArgv(r->wconn, argc, argv, lens);
 		if (!rep) {
-			snprintf(why, sizeof(why), "%s", r->wconn->errstr);
+			timed_out = r->wconn->err == REDIS_ERR_IO &&
+				    (errno == EAGAIN || errno == EWOULDBLOCK || errno == ETIMEDOUT);
+			snprintf(why, sizeof(why), "%s", timed_out ? "no answer within the write timeout" :
+				 r->wconn->errstr);
 			redisFree(r->wconn);
 			r->wconn = NULL;
+			/* a connection that broke is tried again at once; a server
+			 * that does not answer is not waited for twice */
+			if (timed_out)
+				break;
 		}
 	}
 	if (rep && rep->type == REDIS_REPLY_INTEGER && rep->integer > 0)
 		v = (uint64_t)rep->integer;
+	else if (rep && rep->type == REDIS_REPLY_INTEGER && rep->integer == -1 && full)
+		*full = 1;
 	else if (rep)
 		snprintf(why, sizeof(why), "%s", rep->type == REDIS_REPLY_ERROR ? rep->str :
 				 "unexpected reply");
 	pthread_mutex_unlock(&r->wlock);
 	if (rep)
 		freeReplyObject(rep);
-	if (!v && b->log)
+	if (!v && !(full && *full) && b->log)
 		log_msg(b->log, LOG_WARN, "store: write of %s to %s failed: %s", name, r->where, why);
 	return v;
 }
@@ -134,10 +160,12 @@ static enum sb_result redis_put(struct store_backend *b, const char *name, const
 {
 	struct store_redis *r = b->impl;
 	char key[sizeof(KEY_MESH) + STORE_NAME_MAX];
-	const char *argv[9];
-	size_t lens[9], len, i;
+	const char *argv[10];
+	size_t lens[10], len, i;
+	char max[24];
 	void *blob;
 	uint64_t v;
+	int full = 0;
 
 	if (!atomic_load(&r->up))
 		return SB_UNAVAILABLE;
@@ -149,11 +177,14 @@ static enum sb_result redis_put(struct store_backend *b, const char *name, const
 	snprintf(key, sizeof(key), KEY_MESH "%s", name);
 	argv[0] = "EVAL"; argv[1] = put_lua; argv[2] = "3";
 	argv[3] = KEY_SEQ; argv[4] = key; argv[5] = KEY_NAMES;
-	argv[6] = name; argv[7] = blob; argv[8] = CHANNEL;
-	for (i = 0; i < 9; i++)
+	snprintf(max, sizeof(max), "%zu", b->max_meshes);
+	argv[6] = name; argv[7] = blob; argv[8] = CHANNEL; argv[9] = max;
+	for (i = 0; i < 10; i++)
 		lens[i] = i == 7 ? len : strlen(argv[i]);
-	v = run_script(b, name, 9, argv, lens);
+	v = run_script(b, name, 10, argv, lens, &full);
 	free(blob);
+	if (full)
+		return SB_FULL;
 	if (!v)
 		return SB_UNAVAILABLE;
 	store_versions_set(&r->versions, name, v);
@@ -176,7 +207,7 @@ static enum sb_result redis_del(struct store_backend *b, const char *name)
 	argv[6] = name; argv[7] = CHANNEL;
 	for (i = 0; i < 8; i++)
 		lens[i] = strlen(argv[i]);
-	v = run_script(b, name, 8, argv, lens);
+	v = run_script(b, name, 8, argv, lens, NULL);
 	if (!v)
 		return SB_UNAVAILABLE;
 	store_versions_set(&r->versions, name, v);

@@ -80,8 +80,10 @@ static int apply_put(struct store_backend *b, redisContext *c, const char *name)
 		return 0;
 	store_backend_lock(b, name);
 	if (v > store_versions_get(&r->versions, name, NULL)) {
-		store_backend_swap(b, name, r->where, m);
-		store_versions_set(&r->versions, name, v);
+		/* refused here (--max-meshes, memory): not recorded, so the next
+		 * resync fetches it again */
+		if (store_backend_swap(b, name, r->where, m))
+			store_versions_set(&r->versions, name, v);
 	} else {
 		mesh_unref(m);
 	}

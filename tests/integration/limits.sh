@@ -163,6 +163,25 @@ test_expect '--data-dir: meshes survive a restart with the same info' '
 '
 stop_daemon
 
+# A name on disk that the limit kept from loading (skipped at start-up,
+# with a warning) is still stored: a PUT of it refused by the limit must not
+# touch the file (it once replaced the file, then deleted it when refused).
+tri() { printf '{"vertices": [[0,0,0], [%s,0,0], [0,0,1]], "triangles": [[0,1,2]]}' "$1"; }
+test_expect '--max-meshes with --data-dir: a refused PUT leaves a stored mesh that was never loaded as it was' '
+	mkdir -p "$TMP/full" && start_daemon --data-dir "$TMP/full" &&
+	jexpect 201 PUT /v1/meshes/a "$(tri 1)" && jexpect 201 PUT /v1/meshes/b "$(tri 2)" &&
+	jexpect 201 PUT /v1/meshes/c "$(tri 4)" && stop_daemon &&
+	start_daemon --data-dir "$TMP/full" --max-meshes 2 &&
+	expect 200 GET /v1/meshes && jcheck "len(j[\"meshes\"]) == 2" &&
+	missing=$(python3 -c "import json,sys; print(({\"a\",\"b\",\"c\"} - {m[\"name\"] for m in json.load(open(sys.argv[1]))[\"meshes\"]}).pop())" "$TMP/body") &&
+	jexpect 413 PUT /v1/meshes/$missing "$(tri 9)" && errcode payload_too_large &&
+	[ -f "$TMP/full/$missing.mesh" ] && stop_daemon &&
+	start_daemon --data-dir "$TMP/full" &&
+	expect 200 GET /v1/meshes/c && jcheck "j[\"bounds\"][\"max\"] == [4, 0, 1]" &&
+	expect 200 GET /v1/meshes/$missing && jcheck "j[\"bounds\"][\"max\"][0] != 9"
+'
+stop_daemon
+
 test_expect '--help prints every flag and exits 0' '
 	"$DAEMON" --help >"$TMP/help" 2>&1 && missing= &&
 	for f in bind port threads api-key read-key max-body-bytes max-query-bytes max-batch max-triangles max-meshes tls-cert tls-key log-level data-dir demo connection-timeout help; do

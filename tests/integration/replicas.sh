@@ -194,4 +194,64 @@ test_expect 'Redis back: writes succeed again and reach every replica' '
 test_expect 'the meshes survived the Redis restart (AOF)' '
 	expect 200 GET /v1/meshes/load && python3 $PY_R agree "$(R_URLS)" cw 2 >/dev/null
 '
+
+# --max-meshes holds for the store the replicas share (decided in Redis's
+# script, where writes are ordered): two replicas with --max-meshes 2 on a
+# database of their own; new names created at once on both, one slot left:
+# exactly one is taken, every replica holds the same names, and a refused
+# PUT removes nothing (it once deleted the other replica's acknowledged mesh).
+LPORTS=("$(free_port)" "$(free_port)")
+for i in 0 1; do
+	"$DAEMON" --bind 127.0.0.1 --port "${LPORTS[$i]}" --threads 2 --store "redis://127.0.0.1:$RPORT/1" \
+		--max-meshes 2 --log-level warn >>"$TMP/limited$i.log" 2>&1 &
+	all_pids="$all_pids $!"
+done
+test_expect '--max-meshes 2 on two replicas: the limit holds for the shared store, a refused PUT removes nothing' '
+	for i in 0 1; do
+		for ((k = 0; k < 100 * TIME_SCALE; k++)); do
+			[ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:${LPORTS[$i]}/readyz")" = 200 ] && break
+			sleep 0.05
+		done
+	done &&
+	URL=http://127.0.0.1:${LPORTS[0]} jexpect 201 PUT /v1/meshes/first "$CUBE_JSON" &&
+	python3 - "${LPORTS[0]}" "${LPORTS[1]}" <<"PY" &&
+import json, sys, threading, urllib.request
+ports = sys.argv[1:3]
+# a 60 k-triangle grid: its build (tens of ms on each replica) keeps the
+# two creates apart from the events of each other
+n = 175
+body = json.dumps({"vertices": [[i, 0, j] for i in range(n) for j in range(n)],
+                   "triangles": [t for i in range(n - 1) for j in range(n - 1)
+                                 for t in ([i * n + j, i * n + j + 1, (i + 1) * n + j],
+                                           [i * n + j + 1, (i + 1) * n + j + 1, (i + 1) * n + j])]}).encode()
+got = {}
+def put(port, name):
+    rq = urllib.request.Request("http://127.0.0.1:%s/v1/meshes/%s" % (port, name), body, method="PUT",
+                                headers={"Content-Type": "application/json"})
+    try:
+        got[name] = urllib.request.urlopen(rq, timeout=10).status
+    except urllib.error.HTTPError as e:
+        got[name] = e.code
+t = [threading.Thread(target=put, args=(p, n)) for p, n in zip(ports, ("x", "y"))]
+[x.start() for x in t]; [x.join() for x in t]
+assert sorted(got.values()) == [201, 413], got
+PY
+	names=$(redis-cli -p "$RPORT" -n 1 smembers collisiond:names | sort | tr "\n" " ") &&
+	echo "names: $names" && [ "$(echo $names | wc -w)" = 2 ] &&
+	for n in x y; do
+		case " $names " in *" $n "*) kept=$n;; *) gone=$n;; esac
+	done &&
+	URL=http://127.0.0.1:${LPORTS[0]} jexpect 413 PUT /v1/meshes/$gone "$CUBE_JSON" &&
+	URL=http://127.0.0.1:${LPORTS[1]} jexpect 413 PUT /v1/meshes/third "$CUBE_JSON" &&
+	URL=http://127.0.0.1:${LPORTS[1]} jexpect 200 PUT /v1/meshes/$kept "$CUBE_JSON" &&
+	[ "$(redis-cli -p "$RPORT" -n 1 smembers collisiond:names | sort | tr "\n" " ")" = "$names" ] &&
+	for i in 0 1; do
+		for ((k = 0; k < 50; k++)); do
+			[ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:${LPORTS[$i]}/v1/meshes/$kept")" = 200 ] && break
+			sleep 0.1
+		done
+		URL=http://127.0.0.1:${LPORTS[$i]} expect 200 GET /v1/meshes &&
+		jcheck "sorted(m[\"name\"] for m in j[\"meshes\"]) == sorted(\"$names\".split())" || exit 1
+	done
+'
 test_done

@@ -268,9 +268,24 @@ START_TEST(test_limits)
 	ctx.persist_put = fake_put;
 	ctx.persist_delete = fake_delete;
 	cJSON_Delete(call_json("PUT", "/v1/meshes/ok", "application/json", tet_flat, 200));
+	ck_assert_int_eq(plog.puts, 1);
+	/* a new name over the limit: refused before the store is written,
+	 * so that nothing has to be undone (an undo once deleted what the
+	 * store held under that name: a mesh over the limit, never loaded) */
 	cJSON_Delete(call_json("PUT", "/v1/meshes/second", "application/json", tet_nested, 413));
-	ck_assert_int_eq(plog.deletes, 1);	/* the refused new name is unpersisted */
-	ck_assert_str_eq(plog.last, "second");
+	ck_assert_int_eq(plog.puts, 1);
+	ck_assert_int_eq(plog.deletes, 0);
+	ck_assert_str_eq(plog.last, "ok");
+	/* a shared store's own limit (Redis: the names of every replica) */
+	ctx.limits.max_meshes = 2;
+	plog.fail_put = API_PERSIST_FULL;
+	j = call_json("PUT", "/v1/meshes/third", "application/json", tet_nested, 413);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "error"),
+							  "code")->valuestring, "payload_too_large");
+	cJSON_Delete(j);
+	ck_assert_int_eq(plog.puts, 2);
+	ck_assert_int_eq(plog.deletes, 0);
+	cJSON_Delete(call_json("GET", "/v1/meshes/third", NULL, NULL, 404));
 }
 END_TEST
 
@@ -296,8 +311,8 @@ START_TEST(test_persist_under_lock)
 	ck_assert_int_eq(lock_calls, 7);
 	ck_assert_int_eq(locked, 0);
 	ck_assert_int_eq(unlocked_persist, 0);
-	ck_assert_int_eq(plog.puts, 5);
-	ck_assert_int_eq(plog.deletes, 2);	/* the 404 never reached the store */
+	ck_assert_int_eq(plog.puts, 4);		/* n, over the limit, never reached it */
+	ck_assert_int_eq(plog.deletes, 1);	/* nor did the 404 */
 }
 END_TEST
 

@@ -514,6 +514,10 @@ START_TEST(test_random_model)
 			uint64_t v = 0;
 			int created = -1;
 
+			/* asked first, as a writer to a durable store does */
+			ck_assert_int_eq(store_would_refuse(s, name, MODEL_LIMIT),
+					 !ver[j] && present == MODEL_LIMIT);
+			ck_assert_int_eq(store_would_refuse(s, name, 0), 0);
 			r = store_put(s, name, make_stack(k, 0), MODEL_LIMIT, &v, &created);
 			if (!ver[j] && present == MODEL_LIMIT) {
 				ck_assert_int_eq(r, CORE_ETOOBIG);
