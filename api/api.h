@@ -55,13 +55,15 @@ struct api_ctx {
 	 * persist_lock / persist_unlock (both or neither) bracket the durable
 	 * write and the swap in memory of one name, so writers of a name reach
 	 * the store and memory in the same order.
-	 * persist_put runs after the mesh is built and before it is swapped in;
+	 * persist_put runs after the mesh is built and before it is swapped in,
+	 * with the version the mesh will have in memory (a store that keeps
+	 * it gives it back when loading);
 	 * persist_delete runs before the name is removed from memory (and to
 	 * undo a put the store then refused). Both return API_PERSIST_*; on a
 	 * failure the request is refused and memory is left unchanged. */
 	void *persist_cls;
 	int (*persist_put)(void *cls, const char *name, const float *xyz, size_t nvert,
-			   const uint32_t *idx, size_t ntri);
+			   const uint32_t *idx, size_t ntri, uint64_t version);
 	int (*persist_delete)(void *cls, const char *name);
 	void (*persist_lock)(void *cls, const char *name);
 	void (*persist_unlock)(void *cls, const char *name);

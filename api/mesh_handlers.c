@@ -151,8 +151,8 @@ void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 	struct mesh_info mi;
 	struct mesh *mesh;
 	enum core_result r;
-	uint64_t version;
-	int created, pr, locked_create;
+	uint64_t version, next = 0;
+	int created, pr, locked_create, exists = 0;
 
 	if (!max_tris || max_tris > MESH_MAX_TRIANGLES)
 		max_tris = MESH_MAX_TRIANGLES;
@@ -171,13 +171,17 @@ void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 	 * refused before anything is written when the store is full: a write
 	 * undone after the fact would remove what the store held under that
 	 * name (a mesh over the limit at start-up, never loaded). */
-	locked_create = ctx->persist_put && ctx->limits.max_meshes;
-	if (locked_create) {
-		/* a replace changes no count: only new names take the lock */
+	if (ctx->persist_put) {
+		/* the version this PUT gives, persisted with the mesh so that a
+		 * restart gives it back (no other writer of the name runs under
+		 * the lock: it is what store_put would choose) */
 		store_read_begin();
-		locked_create = !store_peek(ctx->store, m->name, NULL);
+		exists = store_peek(ctx->store, m->name, &next) != NULL;
 		store_read_end();
+		next = exists ? next + 1 : 1;
 	}
+	/* a replace changes no count: only new names take the create lock */
+	locked_create = ctx->persist_put && ctx->limits.max_meshes && !exists;
 	if (locked_create)
 		pthread_mutex_lock(&create_lock);
 	if (store_would_refuse(ctx->store, m->name, ctx->limits.max_meshes)) {
@@ -185,7 +189,7 @@ void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 		goto out_unlock;
 	}
 	pr = ctx->persist_put ? ctx->persist_put(ctx->persist_cls, m->name, d.xyz, d.nvert, d.idx,
-						 d.ntri) : API_PERSIST_OK;
+						 d.ntri, next) : API_PERSIST_OK;
 	if (pr == API_PERSIST_FULL) {
 		respond_full(resp, ctx->limits.max_meshes);
 		goto out_unlock;
@@ -195,7 +199,8 @@ void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 		goto out_unlock;
 	}
 	mesh_get_info(mesh, &mi);
-	r = store_put(ctx->store, m->name, mesh, ctx->limits.max_meshes, &version, &created);
+	r = store_put_version(ctx->store, m->name, mesh, ctx->limits.max_meshes,
+			      ctx->persist_lock ? next : 0, &version, &created);
 	mesh = NULL;	/* store_put took the reference, also on failure */
 	if (r != CORE_OK) {
 		/* ETOOBIG here: only a name that came in from another replica

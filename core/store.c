@@ -109,6 +109,12 @@ int store_name_valid(const char *name)
 enum core_result store_put(struct store *s, const char *name, struct mesh *m,
 			   size_t max_meshes, uint64_t *version, int *created)
 {
+	return store_put_version(s, name, m, max_meshes, 0, version, created);
+}
+
+enum core_result store_put_version(struct store *s, const char *name, struct mesh *m,
+				   size_t max_meshes, uint64_t set, uint64_t *version, int *created)
+{
 	struct mesh *drop = NULL;	/* unreferenced once no reader sees it */
 	struct table *old, *t;
 	struct store_entry *e;
@@ -145,13 +151,13 @@ enum core_result store_put(struct store *s, const char *name, struct mesh *m,
 		memcpy(t->e + i + 1, old->e + i + 1, (n - i - 1) * sizeof(t->e[0]));
 		*e = old->e[i];
 		drop = e->mesh;
-		v = ++e->version;
+		v = e->version = set ? set : e->version + 1;
 	} else {
 		if (n)
 			memcpy(t->e + i + 1, old->e + i, (n - i) * sizeof(t->e[0]));
 		memset(e, 0, sizeof(*e));
 		memcpy(e->name, name, strlen(name));
-		v = e->version = 1;
+		v = e->version = set ? set : 1;
 	}
 	e->mesh = m;
 	table_swap(s, old, t);

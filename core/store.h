@@ -37,6 +37,13 @@ int store_name_valid(const char *name);
 enum core_result store_put(struct store *s, const char *name, struct mesh *m,
 			   size_t max_meshes, uint64_t *version, int *created);
 
+/* store_put with the new version given (set > 0): a mesh loaded back from
+ * where it was persisted keeps the version it was acknowledged with; set 0
+ * is store_put. The caller orders the writers of name (a lock held across
+ * choosing set and storing). */
+enum core_result store_put_version(struct store *s, const char *name, struct mesh *m,
+				   size_t max_meshes, uint64_t set, uint64_t *version, int *created);
+
 /* 1 when store_put(s, name, ..., max_meshes) would refuse name now (ETOOBIG:
  * a new name, the store at max_meshes), else 0: a caller that writes
  * elsewhere first (a data dir, Redis) asks before writing anything. */

@@ -13,7 +13,8 @@
 
 #include "mesh.h"
 
-#define HEADER_BYTES 32
+#define HEADER_BYTES 40		/* format 2; format 1's is 32 (no version) */
+#define HEADER1_BYTES 32
 #define TRAILER_BYTES 8
 #define HASH_INIT 0xcbf29ce484222325ull
 #define HASH_PRIME 0x100000001b3ull
@@ -100,7 +101,7 @@ static void ws_put_words(struct wstream *w, const void *p, size_t nwords)
 
 /* Write the whole format through w (fd or mem set). 0, or -1 with errno. */
 static int write_mesh(struct wstream *w, const float *xyz, size_t nvert, const uint32_t *idx,
-		      size_t ntri)
+		      size_t ntri, uint64_t version)
 {
 	uint32_t magic[2];
 	uint64_t h;
@@ -117,6 +118,8 @@ static int write_mesh(struct wstream *w, const float *xyz, size_t nvert, const u
 	ws_put(w, (uint32_t)((uint64_t)nvert >> 32));
 	ws_put(w, (uint32_t)ntri);
 	ws_put(w, (uint32_t)((uint64_t)ntri >> 32));
+	ws_put(w, (uint32_t)version);
+	ws_put(w, (uint32_t)(version >> 32));
 	ws_put_words(w, xyz, nvert * 3);
 	ws_put_words(w, idx, ntri * 3);
 	h = w->hash;
@@ -132,7 +135,8 @@ static int write_mesh(struct wstream *w, const float *xyz, size_t nvert, const u
 	return 0;
 }
 
-int persist_write_fd(int fd, const float *xyz, size_t nvert, const uint32_t *idx, size_t ntri)
+int persist_write_fd(int fd, const float *xyz, size_t nvert, const uint32_t *idx, size_t ntri,
+		     uint64_t version)
 {
 	struct wstream *w;
 	int rc;
@@ -143,13 +147,13 @@ int persist_write_fd(int fd, const float *xyz, size_t nvert, const uint32_t *idx
 	w->fd = fd;
 	w->mem = NULL;
 	w->mem_len = w->mem_cap = 0;
-	rc = write_mesh(w, xyz, nvert, idx, ntri);
+	rc = write_mesh(w, xyz, nvert, idx, ntri, version);
 	free(w);
 	return rc;
 }
 
 int persist_encode(const float *xyz, size_t nvert, const uint32_t *idx, size_t ntri,
-		   void **out, size_t *len)
+		   uint64_t version, void **out, size_t *len)
 {
 	size_t size = persist_encoded_size(nvert, ntri);
 	struct wstream *w;
@@ -171,7 +175,7 @@ int persist_encode(const float *xyz, size_t nvert, const uint32_t *idx, size_t n
 		errno = ENOMEM;
 		return -1;
 	}
-	rc = write_mesh(w, xyz, nvert, idx, ntri);
+	rc = write_mesh(w, xyz, nvert, idx, ntri, version);
 	if (rc == 0 && w->mem_len == size) {
 		*out = w->mem;
 		*len = size;
@@ -184,14 +188,14 @@ int persist_encode(const float *xyz, size_t nvert, const uint32_t *idx, size_t n
 }
 
 int persist_write_file(const char *path, const float *xyz, size_t nvert, const uint32_t *idx,
-		       size_t ntri)
+		       size_t ntri, uint64_t version)
 {
 	int fd, rc, saved;
 
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;
-	rc = persist_write_fd(fd, xyz, nvert, idx, ntri);
+	rc = persist_write_fd(fd, xyz, nvert, idx, ntri, version);
 	saved = errno;
 	if (close(fd) && rc == 0)
 		return -1;
@@ -249,14 +253,16 @@ static uint64_t decode_words(uint64_t h, void *p, size_t n)
 
 /* Decode total bytes from s. 0, or -1 with err; nothing allocated then. */
 static int decode(struct rsrc *s, uint64_t total, size_t max_triangles, float **xyz,
-		  size_t *nvert, uint32_t **idx, size_t *ntri, char *err, size_t errlen)
+		  size_t *nvert, uint32_t **idx, size_t *ntri, uint64_t *version, char *err,
+		  size_t errlen)
 {
 	uint32_t hdr[HEADER_BYTES / 4], tail[2];
 	uint64_t nv, nt, expect, h;
+	size_t hbytes = HEADER1_BYTES;
 	float *v = NULL;
 	uint32_t *t = NULL;
 
-	if (read_all(s, hdr, sizeof(hdr))) {
+	if (read_all(s, hdr, HEADER1_BYTES)) {
 		snprintf(err, errlen, "truncated header");
 		return -1;
 	}
@@ -264,10 +270,19 @@ static int decode(struct rsrc *s, uint64_t total, size_t max_triangles, float **
 		snprintf(err, errlen, "bad magic");
 		return -1;
 	}
-	h = decode_words(HASH_INIT, hdr, HEADER_BYTES / 4);
-	if (hdr[2] != PERSIST_VERSION) {
+	h = decode_words(HASH_INIT, hdr, HEADER1_BYTES / 4);
+	if (hdr[2] != PERSIST_VERSION && hdr[2] != 1) {
 		snprintf(err, errlen, "unsupported format version %u", hdr[2]);
 		return -1;
+	}
+	hdr[8] = hdr[9] = 0;	/* format 1: no version stored */
+	if (hdr[2] == PERSIST_VERSION) {
+		hbytes = HEADER_BYTES;
+		if (read_all(s, hdr + 8, HEADER_BYTES - HEADER1_BYTES)) {
+			snprintf(err, errlen, "truncated header");
+			return -1;
+		}
+		h = decode_words(h, hdr + 8, (HEADER_BYTES - HEADER1_BYTES) / 4);
 	}
 	nv = hdr[4] | (uint64_t)hdr[5] << 32;
 	nt = hdr[6] | (uint64_t)hdr[7] << 32;
@@ -281,7 +296,7 @@ static int decode(struct rsrc *s, uint64_t total, size_t max_triangles, float **
 			 (unsigned long long)nt, max_triangles);
 		return -1;
 	}
-	expect = HEADER_BYTES + 12 * nv + 12 * nt + TRAILER_BYTES;
+	expect = hbytes + 12 * nv + 12 * nt + TRAILER_BYTES;
 	if (total != expect) {
 		snprintf(err, errlen, "size %llu, expected %llu", (unsigned long long)total,
 			 (unsigned long long)expect);
@@ -308,6 +323,8 @@ static int decode(struct rsrc *s, uint64_t total, size_t max_triangles, float **
 	*nvert = (size_t)nv;
 	*idx = t;
 	*ntri = (size_t)nt;
+	if (version)
+		*version = hdr[8] | (uint64_t)hdr[9] << 32;
 	return 0;
 
 out_free:
@@ -317,15 +334,16 @@ out_free:
 }
 
 int persist_decode(const void *buf, size_t len, size_t max_triangles, float **xyz,
-		   size_t *nvert, uint32_t **idx, size_t *ntri, char *err, size_t errlen)
+		   size_t *nvert, uint32_t **idx, size_t *ntri, uint64_t *version, char *err,
+		   size_t errlen)
 {
 	struct rsrc s = { -1, buf, len, 0 };
 
-	return decode(&s, len, max_triangles, xyz, nvert, idx, ntri, err, errlen);
+	return decode(&s, len, max_triangles, xyz, nvert, idx, ntri, version, err, errlen);
 }
 
 int persist_read_file(const char *path, size_t max_triangles, float **xyz, size_t *nvert,
-		      uint32_t **idx, size_t *ntri, char *err, size_t errlen)
+		      uint32_t **idx, size_t *ntri, uint64_t *version, char *err, size_t errlen)
 {
 	struct rsrc s = { -1, NULL, 0, 0 };
 	struct stat st;
@@ -349,7 +367,8 @@ int persist_read_file(const char *path, size_t max_triangles, float **xyz, size_
 	}
 	/* a regular file never blocks; clear the flag all the same */
 	fcntl(s.fd, F_SETFL, fcntl(s.fd, F_GETFL) & ~O_NONBLOCK);
-	rc = decode(&s, (uint64_t)st.st_size, max_triangles, xyz, nvert, idx, ntri, err, errlen);
+	rc = decode(&s, (uint64_t)st.st_size, max_triangles, xyz, nvert, idx, ntri, version, err,
+		    errlen);
 	close(s.fd);
 	return rc;
 }

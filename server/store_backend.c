@@ -79,11 +79,11 @@ _Static_assert(API_PERSIST_OK == SB_OK && API_PERSIST_FAILED == SB_FAILED &&
 	       "API_PERSIST_* (api.h) and enum sb_result agree");
 
 int store_backend_put(void *cls, const char *name, const float *xyz, size_t nvert,
-		      const uint32_t *idx, size_t ntri)
+		      const uint32_t *idx, size_t ntri, uint64_t version)
 {
 	struct store_backend *b = cls;
 
-	return (int)b->ops->put(b, name, xyz, nvert, idx, ntri);
+	return (int)b->ops->put(b, name, xyz, nvert, idx, ntri, version);
 }
 
 int store_backend_delete(void *cls, const char *name)
@@ -110,11 +110,11 @@ int store_backend_build(struct store_backend *b, const char *name, const char *s
 }
 
 int store_backend_swap(struct store_backend *b, const char *name, const char *source,
-		       struct mesh *m)
+		       struct mesh *m, uint64_t version)
 {
 	enum core_result r;
 
-	r = store_put(b->store, name, m, b->max_meshes, NULL, NULL);
+	r = store_put_version(b->store, name, m, b->max_meshes, version, NULL, NULL);
 	if (r != CORE_OK) {
 		if (b->log)
 			log_msg(b->log, LOG_WARN, "store: skipping %s (%s): %s", name, source,

@@ -48,7 +48,7 @@ struct store_backend_ops {
 	const char *kind;	/* "dir" or "redis", for logs */
 	/* Write name's mesh durably; called under the name's lock. */
 	enum sb_result (*put)(struct store_backend *b, const char *name, const float *xyz,
-			      size_t nvert, const uint32_t *idx, size_t ntri);
+			      size_t nvert, const uint32_t *idx, size_t ntri, uint64_t version);
 	/* Remove name durably (absent is fine); called under the name's lock. */
 	enum sb_result (*del)(struct store_backend *b, const char *name);
 	/* Start loading everything into b->store in a thread, then watch for
@@ -88,7 +88,7 @@ int store_backend_start(struct store_backend *b);
 void store_backend_lock(void *cls, const char *name);
 void store_backend_unlock(void *cls, const char *name);
 int store_backend_put(void *cls, const char *name, const float *xyz, size_t nvert,
-		      const uint32_t *idx, size_t ntri);
+		      const uint32_t *idx, size_t ntri, uint64_t version);
 int store_backend_delete(void *cls, const char *name);
 
 /*
@@ -100,11 +100,11 @@ int store_backend_build(struct store_backend *b, const char *name, const char *s
 			const float *xyz, size_t nvert, const uint32_t *idx, size_t ntri,
 			struct mesh **out);
 
-/* store_put of a built mesh (takes the reference), logged on failure
- * (max_meshes, memory). 1 when stored. The caller holds name's lock when
- * writers may race it. */
+/* store_put of a built mesh (takes the reference) with its version (0: the
+ * next one), logged on failure (max_meshes, memory). 1 when stored. The
+ * caller holds name's lock when writers may race it. */
 int store_backend_swap(struct store_backend *b, const char *name, const char *source,
-		       struct mesh *m);
+		       struct mesh *m, uint64_t version);
 
 /* Sleep up to ms, in slices, returning early (1) when b->cancel is set. */
 int store_backend_sleep(struct store_backend *b, unsigned ms);

@@ -45,7 +45,7 @@ static int fsync_dir(const char *dir)
 }
 
 static enum sb_result dir_put(struct store_backend *b, const char *name, const float *xyz,
-			      size_t nvert, const uint32_t *idx, size_t ntri)
+			      size_t nvert, const uint32_t *idx, size_t ntri, uint64_t version)
 {
 	struct store_dir *d = b->impl;
 	char path[PATH_MAX], tmp[PATH_MAX];
@@ -62,7 +62,7 @@ static enum sb_result dir_put(struct store_backend *b, const char *name, const f
 		dlog(b, LOG_ERROR, "persist: cannot create %s: %s", tmp, strerror(errno));
 		return SB_FAILED;
 	}
-	if (fchmod(fd, 0644) || persist_write_fd(fd, xyz, nvert, idx, ntri) || fsync(fd)) {
+	if (fchmod(fd, 0644) || persist_write_fd(fd, xyz, nvert, idx, ntri, version) || fsync(fd)) {
 		dlog(b, LOG_ERROR, "persist: cannot write %s: %s", tmp, strerror(errno));
 		goto out_unlink;
 	}
@@ -112,6 +112,7 @@ static int load_one(struct store_backend *b, const char *file)
 	size_t len = strlen(file), sl = strlen(PERSIST_SUFFIX), nvert, ntri;
 	float *xyz;
 	uint32_t *idx;
+	uint64_t version;
 	struct mesh *m;
 	int stored;
 
@@ -123,7 +124,7 @@ static int load_one(struct store_backend *b, const char *file)
 		return 0;
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", d->dir, file) >= sizeof(path))
 		return 0;
-	if (persist_read_file(path, b->max_triangles, &xyz, &nvert, &idx, &ntri, err,
+	if (persist_read_file(path, b->max_triangles, &xyz, &nvert, &idx, &ntri, &version, err,
 			      sizeof(err))) {
 		dlog(b, LOG_WARN, "persist: skipping %s: %s", path, err);
 		return 0;
@@ -134,7 +135,9 @@ static int load_one(struct store_backend *b, const char *file)
 	if (!stored)
 		return 0;
 	store_backend_lock(b, name);
-	stored = store_backend_swap(b, name, path, m);
+	/* the version it was acknowledged with (a file from before versions
+	 * were kept: 0, so 1) */
+	stored = store_backend_swap(b, name, path, m, version);
 	store_backend_unlock(b, name);
 	if (stored && b->log)
 		log_msg(b->log, LOG_DEBUG, "persist: loaded %s (%zu triangles)", name, ntri);

@@ -155,8 +155,10 @@ static uint64_t run_script(struct store_backend *b, const char *name, int argc,
 	return v;
 }
 
+/* version: unused; Redis orders the writes and replicas count their own
+ * (README "What is not"). */
 static enum sb_result redis_put(struct store_backend *b, const char *name, const float *xyz,
-				size_t nvert, const uint32_t *idx, size_t ntri)
+				size_t nvert, const uint32_t *idx, size_t ntri, uint64_t version)
 {
 	struct store_redis *r = b->impl;
 	char key[sizeof(KEY_MESH) + STORE_NAME_MAX];
@@ -169,7 +171,8 @@ static enum sb_result redis_put(struct store_backend *b, const char *name, const
 
 	if (!atomic_load(&r->up))
 		return SB_UNAVAILABLE;
-	if (persist_encode(xyz, nvert, idx, ntri, &blob, &len)) {
+	(void)version;
+	if (persist_encode(xyz, nvert, idx, ntri, 0, &blob, &len)) {
 		if (b->log)
 			log_msg(b->log, LOG_ERROR, "store: cannot encode %s: out of memory", name);
 		return SB_FAILED;

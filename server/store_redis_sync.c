@@ -66,7 +66,7 @@ static int apply_put(struct store_backend *b, redisContext *c, const char *name)
 	    v <= store_versions_get(&r->versions, name, NULL))
 		goto out_free;
 	if (persist_decode(rep->element[1]->str, rep->element[1]->len, b->max_triangles, &xyz,
-			   &nvert, &idx, &ntri, err, sizeof(err))) {
+			   &nvert, &idx, &ntri, NULL, err, sizeof(err))) {
 		if (b->log)
 			log_msg(b->log, LOG_WARN, "store: skipping %s (%s): %s", name, r->where, err);
 		goto out_free;
@@ -82,7 +82,7 @@ static int apply_put(struct store_backend *b, redisContext *c, const char *name)
 	if (v > store_versions_get(&r->versions, name, NULL)) {
 		/* refused here (--max-meshes, memory): not recorded, so the next
 		 * resync fetches it again */
-		if (store_backend_swap(b, name, r->where, m))
+		if (store_backend_swap(b, name, r->where, m, 0))
 			store_versions_set(&r->versions, name, v);
 	} else {
 		mesh_unref(m);

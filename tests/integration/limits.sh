@@ -163,6 +163,23 @@ test_expect '--data-dir: meshes survive a restart with the same info' '
 '
 stop_daemon
 
+# A restart gives each mesh back the version it was acknowledged with (a
+# restart is not a re-creation: versions once restarted at 1, and the next
+# PUT's version 2 named other content than the version 2 acknowledged before).
+test_expect '--data-dir: versions survive a restart (kill -9 too), and go on from there' '
+	mkdir -p "$TMP/ver" && start_daemon --data-dir "$TMP/ver" &&
+	jexpect 201 PUT /v1/meshes/m "$CUBE_JSON" && jexpect 200 PUT /v1/meshes/m "$CUBE_JSON" &&
+	jexpect 200 PUT /v1/meshes/m "$CUBE_JSON" && jcheck "j[\"version\"] == 3" &&
+	jexpect 201 PUT /v1/meshes/n "$CUBE_JSON" && stop_daemon KILL &&
+	start_daemon --data-dir "$TMP/ver" &&
+	expect 200 GET /v1/meshes/m && jcheck "j[\"version\"] == 3" &&
+	expect 200 GET /v1/meshes/n && jcheck "j[\"version\"] == 1" &&
+	jexpect 200 PUT /v1/meshes/m "$CUBE_JSON" && jcheck "j[\"version\"] == 4" &&
+	stop_daemon && start_daemon --data-dir "$TMP/ver" &&
+	expect 200 GET /v1/meshes/m && jcheck "j[\"version\"] == 4"
+'
+stop_daemon
+
 # A name on disk that the limit kept from loading (skipped at start-up,
 # with a warning) is still stored: a PUT of it refused by the limit must not
 # touch the file (it once replaced the file, then deleted it when refused).

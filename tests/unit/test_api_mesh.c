@@ -17,14 +17,16 @@ struct persist_log {
 	int puts, deletes, fail_put, fail_delete;
 	char last[80];
 	size_t nvert, ntri;
+	uint64_t version;	/* the last put's */
 };
 
 static int fake_put(void *cls, const char *name, const float *xyz, size_t nvert,
-		    const uint32_t *idx, size_t ntri)
+		    const uint32_t *idx, size_t ntri, uint64_t version)
 {
 	struct persist_log *l = cls;
 
 	l->puts++;
+	l->version = version;
 	snprintf(l->last, sizeof(l->last), "%s", name);
 	l->nvert = nvert;
 	l->ntri = ntri;
@@ -60,11 +62,11 @@ static void fake_unlock(void *cls, const char *name)
 }
 
 static int locked_put(void *cls, const char *name, const float *xyz, size_t nvert,
-		      const uint32_t *idx, size_t ntri)
+		      const uint32_t *idx, size_t ntri, uint64_t version)
 {
 	if (!locked)
 		unlocked_persist++;
-	return fake_put(cls, name, xyz, nvert, idx, ntri);
+	return fake_put(cls, name, xyz, nvert, idx, ntri, version);
 }
 
 static int locked_delete(void *cls, const char *name)
@@ -293,13 +295,19 @@ END_TEST
  * (success, 404, persist failure, store refusal) releases it. */
 START_TEST(test_persist_under_lock)
 {
+	cJSON *j;
+
 	ctx.persist_cls = &plog;
 	ctx.persist_put = locked_put;
 	ctx.persist_delete = locked_delete;
 	ctx.persist_lock = fake_lock;
 	ctx.persist_unlock = fake_unlock;
 	cJSON_Delete(call_json("PUT", "/v1/meshes/l", "application/json", tet_nested, 201));
-	cJSON_Delete(call_json("PUT", "/v1/meshes/l", "application/json", tet_flat, 200));
+	ck_assert_uint_eq(plog.version, 1);	/* persisted with the version it gets */
+	j = call_json("PUT", "/v1/meshes/l", "application/json", tet_flat, 200);
+	ck_assert_uint_eq(plog.version, 2);
+	ck_assert_double_eq(num(j, "version"), 2);
+	cJSON_Delete(j);
 	cJSON_Delete(call_json("DELETE", "/v1/meshes/l", NULL, NULL, 204));
 	cJSON_Delete(call_json("DELETE", "/v1/meshes/l", NULL, NULL, 404));
 	plog.fail_put = API_PERSIST_FAILED;

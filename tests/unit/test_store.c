@@ -267,6 +267,19 @@ START_TEST(test_versions)
 	mesh_unref(store_get(s, "m", &v));
 	ck_assert_uint_eq(v, 2);
 
+	/* a version given (a mesh loaded back with the one it was
+	 * acknowledged with), new or replacing; the next put goes on from it */
+	ck_assert_int_eq(store_put_version(s, "k", make_stack(1, 0), 0, 41, &v, &created), CORE_OK);
+	ck_assert_uint_eq(v, 41);
+	ck_assert_int_eq(created, 1);
+	ck_assert_int_eq(store_put(s, "k", make_stack(1, 0), 0, &v, &created), CORE_OK);
+	ck_assert_uint_eq(v, 42);
+	ck_assert_int_eq(store_put_version(s, "m", make_stack(1, 0), 0, 7, &v, &created), CORE_OK);
+	ck_assert_uint_eq(v, 7);
+	ck_assert_int_eq(created, 0);
+	ck_assert_int_eq(store_put_version(s, "m", make_stack(1, 0), 0, 0, &v, NULL), CORE_OK);
+	ck_assert_uint_eq(v, 8);
+
 	store_free(s);
 	assert_all_freed();
 }

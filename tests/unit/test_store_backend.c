@@ -3,6 +3,7 @@
  * (store_backend.c) and the --store URL (store_redis_url.c). Redis itself is
  * exercised by tests/integration/replicas.sh. */
 #include <check.h>
+#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -57,14 +58,17 @@ START_TEST(test_encode_decode_round_trip)
 	size_t len, nv, nt, cut;
 	float *xyz;
 	uint32_t *idx;
+	uint64_t version;
 	char err[160], path[128];
 	FILE *f;
 	char filebuf[256];
 
-	ck_assert_int_eq(persist_encode(tri_xyz, 4, tri_idx, 4, &blob, &len), 0);
+	ck_assert_int_eq(persist_encode(tri_xyz, 4, tri_idx, 4, UINT64_C(0x500000007), &blob, &len), 0);
 	ck_assert_uint_eq(len, persist_encoded_size(4, 4));
-	ck_assert_uint_eq(len, 32 + 12 * 4 + 12 * 4 + 8);
-	ck_assert_int_eq(persist_decode(blob, len, 0, &xyz, &nv, &idx, &nt, err, sizeof(err)), 0);
+	ck_assert_uint_eq(len, 40 + 12 * 4 + 12 * 4 + 8);
+	ck_assert_int_eq(persist_decode(blob, len, 0, &xyz, &nv, &idx, &nt, &version, err,
+					sizeof(err)), 0);
+	ck_assert_uint_eq(version, UINT64_C(0x500000007));
 	ck_assert_uint_eq(nv, 4);
 	ck_assert_uint_eq(nt, 4);
 	ck_assert_int_eq(memcmp(xyz, tri_xyz, sizeof(tri_xyz)), 0);
@@ -74,7 +78,7 @@ START_TEST(test_encode_decode_round_trip)
 	/* the memory form is byte for byte the file form */
 	make_tmpdir();
 	snprintf(path, sizeof(path), "%s/x.mesh", tmpdir);
-	ck_assert_int_eq(persist_write_file(path, tri_xyz, 4, tri_idx, 4), 0);
+	ck_assert_int_eq(persist_write_file(path, tri_xyz, 4, tri_idx, 4, UINT64_C(0x500000007)), 0);
 	f = fopen(path, "rb");
 	ck_assert_ptr_nonnull(f);
 	ck_assert_uint_eq(fread(filebuf, 1, sizeof(filebuf), f), len);
@@ -83,12 +87,58 @@ START_TEST(test_encode_decode_round_trip)
 	/* every truncation is refused */
 	for (cut = 0; cut < len; cut++) {
 		xyz = NULL;
-		ck_assert_int_eq(persist_decode(blob, cut, 0, &xyz, &nv, &idx, &nt, err,
+		ck_assert_int_eq(persist_decode(blob, cut, 0, &xyz, &nv, &idx, &nt, NULL, err,
 						sizeof(err)), -1);
 		ck_assert_ptr_null(xyz);
 	}
 	free(blob);
 	remove_tmpdir();
+}
+END_TEST
+
+/* A file of format 1 (written before versions were kept: a 32-byte header)
+ * still reads, as version 0. Built here from a format 2 encoding: the
+ * version words cut out, the format word set to 1, the checksum redone. */
+START_TEST(test_format1_reads)
+{
+	void *blob;
+	size_t len, nv, nt, i;
+	unsigned char *v1;
+	uint32_t w;
+	uint64_t h = 0xcbf29ce484222325ull, version = 99;
+	float *xyz;
+	uint32_t *idx;
+	char err[160];
+
+	ck_assert_int_eq(persist_encode(tri_xyz, 4, tri_idx, 4, 42, &blob, &len), 0);
+	v1 = malloc(len - 8);
+	memcpy(v1, blob, 32);
+	memcpy(v1 + 32, (char *)blob + 40, len - 40 - 8);
+	w = htole32(1);
+	memcpy(v1 + 8, &w, 4);
+	for (i = 0; i < len - 16; i += 4) {
+		memcpy(&w, v1 + i, 4);
+		h = (h ^ le32toh(w)) * 0x100000001b3ull;
+	}
+	w = htole32((uint32_t)h);
+	memcpy(v1 + len - 16, &w, 4);
+	w = htole32((uint32_t)(h >> 32));
+	memcpy(v1 + len - 12, &w, 4);
+	ck_assert_int_eq(persist_decode(v1, len - 8, 0, &xyz, &nv, &idx, &nt, &version, err,
+					sizeof(err)), 0);
+	ck_assert_uint_eq(version, 0);
+	ck_assert_int_eq(memcmp(xyz, tri_xyz, sizeof(tri_xyz)), 0);
+	ck_assert_int_eq(memcmp(idx, tri_idx, sizeof(tri_idx)), 0);
+	free(xyz);
+	free(idx);
+	/* format 3 is not read */
+	w = htole32(3);
+	memcpy(v1 + 8, &w, 4);
+	ck_assert_int_eq(persist_decode(v1, len - 8, 0, &xyz, &nv, &idx, &nt, NULL, err,
+					sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "format version 3"));
+	free(v1);
+	free(blob);
 }
 END_TEST
 
@@ -100,7 +150,7 @@ START_TEST(test_encoded_size_overflow)
 END_TEST
 
 /* A flipped byte at any of these offsets, or a truncation, is refused. */
-static const long corrupt_offsets[] = { 0, 7, 8, 16, 24, 33, 32 + 48 + 5, 32 + 96 + 2, -1 };
+static const long corrupt_offsets[] = { 0, 7, 8, 16, 24, 33, 37, 40 + 48 + 5, 40 + 96 + 2, -1 };
 
 START_TEST(test_corrupt_file_rejected)
 {
@@ -114,9 +164,9 @@ START_TEST(test_corrupt_file_rejected)
 
 	make_tmpdir();
 	snprintf(path, sizeof(path), "%s/bad.mesh", tmpdir);
-	ck_assert_int_eq(persist_write_file(path, tri_xyz, 4, tri_idx, 4), 0);
+	ck_assert_int_eq(persist_write_file(path, tri_xyz, 4, tri_idx, 4, 3), 0);
 	if (off < 0) {
-		ck_assert_int_eq(truncate(path, 32 + 48 + 20), 0);
+		ck_assert_int_eq(truncate(path, 40 + 48 + 20), 0);
 	} else {
 		f = fopen(path, "r+b");
 		ck_assert_ptr_nonnull(f);
@@ -126,7 +176,7 @@ START_TEST(test_corrupt_file_rejected)
 		fputc(c ^ 0x40, f);
 		fclose(f);
 	}
-	ck_assert_int_eq(persist_read_file(path, 0, &xyz, &nv, &idx, &nt, err, sizeof(err)), -1);
+	ck_assert_int_eq(persist_read_file(path, 0, &xyz, &nv, &idx, &nt, NULL, err, sizeof(err)), -1);
 	ck_assert_ptr_null(xyz);
 	ck_assert_ptr_null(idx);
 	ck_assert(err[0] != '\0');
@@ -145,9 +195,9 @@ START_TEST(test_read_refuses_fifo)
 	make_tmpdir();
 	snprintf(path, sizeof(path), "%s/pipe.mesh", tmpdir);
 	ck_assert_int_eq(mkfifo(path, 0644), 0);
-	ck_assert_int_eq(persist_read_file(path, 0, &xyz, &nv, &idx, &nt, err, sizeof(err)), -1);
+	ck_assert_int_eq(persist_read_file(path, 0, &xyz, &nv, &idx, &nt, NULL, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "not a regular file");
-	ck_assert_int_eq(persist_read_file(tmpdir, 0, &xyz, &nv, &idx, &nt, err, sizeof(err)), -1);
+	ck_assert_int_eq(persist_read_file(tmpdir, 0, &xyz, &nv, &idx, &nt, NULL, err, sizeof(err)), -1);
 	remove_tmpdir();
 }
 END_TEST
@@ -160,20 +210,23 @@ START_TEST(test_dir_put_delete)
 	char err[160], path[128];
 	float *xyz;
 	uint32_t *idx;
+	uint64_t version;
 	size_t nv, nt;
 	struct stat st;
 
 	make_tmpdir();
 	open_dir(&b, NULL, 0);
-	ck_assert_int_eq(store_backend_put(&b, "tetra", tri_xyz, 4, tri_idx, 4), SB_OK);
+	ck_assert_int_eq(store_backend_put(&b, "tetra", tri_xyz, 4, tri_idx, 4, 9), SB_OK);
 	snprintf(path, sizeof(path), "%s/tetra.mesh", tmpdir);
 	ck_assert_int_eq(stat(path, &st), 0);
-	ck_assert_int_eq(st.st_size, 32 + 12 * 4 + 12 * 4 + 8);
-	ck_assert_int_eq(persist_read_file(path, 0, &xyz, &nv, &idx, &nt, err, sizeof(err)), 0);
+	ck_assert_int_eq(st.st_size, 40 + 12 * 4 + 12 * 4 + 8);
+	ck_assert_int_eq(persist_read_file(path, 0, &xyz, &nv, &idx, &nt, &version, err,
+					   sizeof(err)), 0);
 	ck_assert_uint_eq(nt, 4);
+	ck_assert_uint_eq(version, 9);
 	free(xyz);
 	free(idx);
-	ck_assert_int_eq(persist_read_file(path, 3, &xyz, &nv, &idx, &nt, err, sizeof(err)), -1);
+	ck_assert_int_eq(persist_read_file(path, 3, &xyz, &nv, &idx, &nt, NULL, err, sizeof(err)), -1);
 	ck_assert_int_eq(store_backend_delete(&b, "tetra"), SB_OK);
 	ck_assert_int_eq(stat(path, &st), -1);
 	/* deleting what is not there is fine */
@@ -190,13 +243,14 @@ START_TEST(test_dir_load_all)
 	struct mesh *m;
 	char path[160];
 	size_t meshes, tris, bytes;
+	uint64_t v;
 	FILE *f;
 
 	make_tmpdir();
 	ck_assert_int_eq(store_new(&s), CORE_OK);
 	open_dir(&b, s, 0);
-	ck_assert_int_eq(store_backend_put(&b, "a", tri_xyz, 4, tri_idx, 4), 0);
-	ck_assert_int_eq(store_backend_put(&b, "b.v2", tri_xyz, 4, tri_idx, 2), 0);
+	ck_assert_int_eq(store_backend_put(&b, "a", tri_xyz, 4, tri_idx, 4, 0), 0);
+	ck_assert_int_eq(store_backend_put(&b, "b.v2", tri_xyz, 4, tri_idx, 2, 5), 0);
 	/* skipped: corrupt, bad name, not a mesh, a FIFO; removed: a stale temp */
 	snprintf(path, sizeof(path), "%s/c.mesh", tmpdir);
 	f = fopen(path, "wb");
@@ -215,8 +269,14 @@ START_TEST(test_dir_load_all)
 	store_totals(s, &meshes, &tris, &bytes);
 	ck_assert_uint_eq(meshes, 2);
 	ck_assert_uint_eq(tris, 6);
-	m = store_get(s, "b.v2", NULL);
+	/* each with the version it was written with (0: none kept, so 1) */
+	m = store_get(s, "b.v2", &v);
 	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(v, 5);
+	mesh_unref(m);
+	m = store_get(s, "a", &v);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(v, 1);
 	mesh_unref(m);
 	ck_assert_int_eq(access(path, F_OK), -1);
 	store_backend_close(&b);
@@ -245,7 +305,7 @@ START_TEST(test_dir_loader_thread)
 	snprintf(path, sizeof(path), "%s/a.mesh", tmpdir);
 	ck_assert_int_eq(mkfifo(path, 0644), 0);
 	snprintf(path, sizeof(path), "%s/b.mesh", tmpdir);
-	ck_assert_int_eq(persist_write_file(path, tri_xyz, 4, tri_idx, 4), 0);
+	ck_assert_int_eq(persist_write_file(path, tri_xyz, 4, tri_idx, 4, 1), 0);
 	ck_assert_int_eq(store_new(&s), CORE_OK);
 	atomic_init(&ready, 0);
 	ck_assert_int_eq(store_backend_init(&b, s, 0, 0, NULL, NULL, &ready), 0);
@@ -435,6 +495,7 @@ static Suite *store_backend_suite(void)
 
 	tc = tcase_create("persist");
 	tcase_add_test(tc, test_encode_decode_round_trip);
+	tcase_add_test(tc, test_format1_reads);
 	tcase_add_test(tc, test_encoded_size_overflow);
 	tcase_add_loop_test(tc, test_corrupt_file_rejected, 0,
 			    (int)(sizeof(corrupt_offsets) / sizeof(corrupt_offsets[0])));
