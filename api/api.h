@@ -24,6 +24,7 @@ struct batch_pool;
 #define API_PERSIST_FAILED (-1)		/* 500 internal */
 #define API_PERSIST_UNAVAILABLE (-2)	/* 503 store_unavailable */
 #define API_PERSIST_FULL (-3)		/* 413: a new name, the shared store at --max-meshes */
+#define API_PERSIST_ABSENT 1		/* persist_delete: the store held no such name */
 
 struct api_limits {
 	size_t max_batch;		/* rays/segments/shots per request (65536) */
@@ -58,8 +59,10 @@ struct api_ctx {
 	 * persist_put runs after the mesh is built and before it is swapped in,
 	 * with the version the mesh will have in memory (a store that keeps
 	 * it gives it back when loading);
-	 * persist_delete runs before the name is removed from memory (and to
-	 * undo a put the store then refused). Both return API_PERSIST_*; on a
+	 * persist_delete runs before the name is removed from memory, whether
+	 * memory holds it or not (the store decides: a replica may not have
+	 * applied a write yet; API_PERSIST_ABSENT when it held nothing), and
+	 * to undo a put the store then refused. Both return API_PERSIST_*; on a
 	 * failure the request is refused and memory is left unchanged. */
 	void *persist_cls;
 	int (*persist_put)(void *cls, const char *name, const float *xyz, size_t nvert,

@@ -72,23 +72,26 @@ static void respond_persist_error(struct api_response *resp, int pr, const char 
 void handle_mesh_delete(const struct api_ctx *ctx, const struct api_request *req,
 			const struct api_match *m, struct api_response *resp)
 {
-	struct mesh *mesh;
 	char msg[128];
-	int pr;
+	int pr, held;
 
 	if (ctx->persist_lock)
 		ctx->persist_lock(ctx->persist_cls, m->name);
-	mesh = store_get(ctx->store, m->name, NULL);
-	if (mesh) {
-		mesh_unref(mesh);
-		pr = ctx->persist_delete ? ctx->persist_delete(ctx->persist_cls, m->name) :
-					   API_PERSIST_OK;
-		if (pr != API_PERSIST_OK) {
-			respond_persist_error(resp, pr, "could not remove the stored mesh");
-			goto out_unlock;
-		}
+	store_read_begin();
+	held = store_peek(ctx->store, m->name, NULL) != NULL;
+	store_read_end();
+	/* the durable store decides, also for a name this process has not
+	 * (yet) got: a replica behind on a PUT made elsewhere, or a mesh left
+	 * unloaded by --max-meshes */
+	pr = ctx->persist_delete ? ctx->persist_delete(ctx->persist_cls, m->name) :
+				   held ? API_PERSIST_OK : API_PERSIST_ABSENT;
+	if (pr < 0) {
+		respond_persist_error(resp, pr, "could not remove the stored mesh");
+		goto out_unlock;
 	}
-	if (!mesh || store_delete(ctx->store, m->name) != CORE_OK) {
+	if (held)
+		store_delete(ctx->store, m->name);
+	if (!held && pr == API_PERSIST_ABSENT) {
 		snprintf(msg, sizeof(msg), "no mesh named '%s'", m->name);
 		api_respond_error(resp, API_MESH_NOT_FOUND, msg);
 		goto out_unlock;

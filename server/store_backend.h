@@ -40,6 +40,7 @@ enum sb_result {
 	SB_FAILED = -1,		/* 500: the write failed (logged) */
 	SB_UNAVAILABLE = -2,	/* 503 store_unavailable: nothing was written */
 	SB_FULL = -3,		/* 413: a new name, the shared store at max_meshes; nothing written */
+	SB_ABSENT = 1,		/* del: the store held no such name; nothing done */
 };
 
 struct store_backend;
@@ -49,7 +50,8 @@ struct store_backend_ops {
 	/* Write name's mesh durably; called under the name's lock. */
 	enum sb_result (*put)(struct store_backend *b, const char *name, const float *xyz,
 			      size_t nvert, const uint32_t *idx, size_t ntri, uint64_t version);
-	/* Remove name durably (absent is fine); called under the name's lock. */
+	/* Remove name durably: SB_OK, or SB_ABSENT when the store (not this
+	 * process's memory) held no such name; called under the name's lock. */
 	enum sb_result (*del)(struct store_backend *b, const char *name);
 	/* Start loading everything into b->store in a thread, then watch for
 	 * changes (if the backend has any); set *b->ready = 1 once loaded (and

@@ -94,8 +94,10 @@ static enum sb_result dir_del(struct store_backend *b, const char *name)
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s" PERSIST_SUFFIX, d->dir, name) >=
 	    sizeof(path))
-		return SB_OK;	/* such a file cannot have been written */
-	if (unlink(path) && errno != ENOENT) {
+		return SB_ABSENT;	/* such a file cannot have been written */
+	if (unlink(path)) {
+		if (errno == ENOENT)
+			return SB_ABSENT;
 		dlog(b, LOG_ERROR, "persist: cannot remove %s: %s", path, strerror(errno));
 		return SB_FAILED;
 	}

@@ -44,8 +44,12 @@ static const char put_lua[] =
 	"redis.call('SADD', KEYS[3], ARGV[1])\n"
 	"redis.call('PUBLISH', ARGV[3], 'p ' .. v .. ' ' .. ARGV[1])\n"
 	"return v\n";
-/* KEYS: seq, mesh key, names; ARGV: name, channel. The delete's version. */
+/* KEYS: seq, mesh key, names; ARGV: name, channel. The delete's version,
+ * or -2 (nothing done) when Redis holds no such name: a replica decides a
+ * DELETE by what the store holds, not by what it has applied so far. */
 static const char del_lua[] =
+	"if redis.call('SREM', KEYS[3], ARGV[1]) == 0 and\n"
+	"   redis.call('EXISTS', KEYS[2]) == 0 then return -2 end\n"
 	"local v = redis.call('INCR', KEYS[1])\n"
 	"redis.call('DEL', KEYS[2])\n"
 	"redis.call('SREM', KEYS[3], ARGV[1])\n"
@@ -103,10 +107,10 @@ out_fail:
 
 /* Run a write script on the writers' connection (reconnecting once, since a
  * put or delete may be repeated): its version, or 0 when Redis cannot be
- * reached or refused (logged), or when the script answered -1 (*full set,
- * not logged; full may be NULL). */
+ * reached or refused (logged), or when the script answered a refusal of its
+ * own, -1 or -2 (then in *refused, not logged). */
 static uint64_t run_script(struct store_backend *b, const char *name, int argc,
-			   const char **argv, const size_t *lens, int *full)
+			   const char **argv, const size_t *lens, int *refused)
 {
 	struct store_redis *r = b->impl;
 	redisReply *rep = NULL;
@@ -142,15 +146,15 @@ static uint64_t run_script(struct store_backend *b, const char *name, int argc,
 	}
 	if (rep && rep->type == REDIS_REPLY_INTEGER && rep->integer > 0)
 		v = (uint64_t)rep->integer;
-	else if (rep && rep->type == REDIS_REPLY_INTEGER && rep->integer == -1 && full)
-		*full = 1;
+	else if (rep && rep->type == REDIS_REPLY_INTEGER && (rep->integer == -1 || rep->integer == -2))
+		*refused = (int)rep->integer;
 	else if (rep)
 		snprintf(why, sizeof(why), "%s", rep->type == REDIS_REPLY_ERROR ? rep->str :
 				 "unexpected reply");
 	pthread_mutex_unlock(&r->wlock);
 	if (rep)
 		freeReplyObject(rep);
-	if (!v && !(full && *full) && b->log)
+	if (!v && !*refused && b->log)
 		log_msg(b->log, LOG_WARN, "store: write of %s to %s failed: %s", name, r->where, why);
 	return v;
 }
@@ -167,7 +171,7 @@ static enum sb_result redis_put(struct store_backend *b, const char *name, const
 	char max[24];
 	void *blob;
 	uint64_t v;
-	int full = 0;
+	int refused = 0;
 
 	if (!atomic_load(&r->up))
 		return SB_UNAVAILABLE;
@@ -184,9 +188,9 @@ static enum sb_result redis_put(struct store_backend *b, const char *name, const
 	argv[6] = name; argv[7] = blob; argv[8] = CHANNEL; argv[9] = max;
 	for (i = 0; i < 10; i++)
 		lens[i] = i == 7 ? len : strlen(argv[i]);
-	v = run_script(b, name, 10, argv, lens, &full);
+	v = run_script(b, name, 10, argv, lens, &refused);
 	free(blob);
-	if (full)
+	if (refused == -1)
 		return SB_FULL;
 	if (!v)
 		return SB_UNAVAILABLE;
@@ -201,6 +205,7 @@ static enum sb_result redis_del(struct store_backend *b, const char *name)
 	const char *argv[8];
 	size_t lens[8], i;
 	uint64_t v;
+	int refused = 0;
 
 	if (!atomic_load(&r->up))
 		return SB_UNAVAILABLE;
@@ -210,7 +215,9 @@ static enum sb_result redis_del(struct store_backend *b, const char *name)
 	argv[6] = name; argv[7] = CHANNEL;
 	for (i = 0; i < 8; i++)
 		lens[i] = strlen(argv[i]);
-	v = run_script(b, name, 8, argv, lens, NULL);
+	v = run_script(b, name, 8, argv, lens, &refused);
+	if (refused == -2)
+		return SB_ABSENT;
 	if (!v)
 		return SB_UNAVAILABLE;
 	store_versions_set(&r->versions, name, v);

@@ -195,6 +195,36 @@ test_expect 'the meshes survived the Redis restart (AOF)' '
 	expect 200 GET /v1/meshes/load && python3 $PY_R agree "$(R_URLS)" cw 2 >/dev/null
 '
 
+# A DELETE is decided by Redis, not by what the replica that takes it has
+# applied: a big mesh PUT on one replica and deleted at once on another
+# (still building it, or not yet told) is deleted everywhere (it once got
+# 404 there, and the mesh came back on every replica).
+test_expect 'a DELETE on a replica behind a PUT made on another: 204, and gone everywhere' '
+	python3 - "${RPORTS[0]}" "${RPORTS[1]}" "$RPORT" <<"PY"
+import json, subprocess, sys, time, urllib.request
+a, b, rport = sys.argv[1:4]
+n = 175
+body = json.dumps({"vertices": [[i, 0, j] for i in range(n) for j in range(n)],
+                   "triangles": [t for i in range(n - 1) for j in range(n - 1)
+                                 for t in ([i * n + j, i * n + j + 1, (i + 1) * n + j],
+                                           [i * n + j + 1, (i + 1) * n + j + 1, (i + 1) * n + j])]}).encode()
+def call(port, method, data=None):
+    rq = urllib.request.Request("http://127.0.0.1:%s/v1/meshes/behind" % port, data, method=method,
+                                headers={"Content-Type": "application/json"})
+    try:
+        return urllib.request.urlopen(rq, timeout=20).status
+    except urllib.error.HTTPError as e:
+        return e.code
+assert call(a, "PUT", body) == 201
+got = call(b, "DELETE")
+assert got == 204, got
+time.sleep(3)
+names = subprocess.run(["redis-cli", "-p", rport, "smembers", "collisiond:names"], capture_output=True, text=True).stdout.split()
+assert "behind" not in names, names
+assert call(a, "GET") == 404 and call(b, "GET") == 404
+PY
+'
+
 # --max-meshes holds for the store the replicas share (decided in Redis's
 # script, where writes are ordered): two replicas with --max-meshes 2 on a
 # database of their own; new names created at once on both, one slot left:

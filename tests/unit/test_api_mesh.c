@@ -18,6 +18,7 @@ struct persist_log {
 	char last[80];
 	size_t nvert, ntri;
 	uint64_t version;	/* the last put's */
+	const char *only_stored;	/* a name the durable store holds, memory not */
 };
 
 static int fake_put(void *cls, const char *name, const float *xyz, size_t nvert,
@@ -33,13 +34,23 @@ static int fake_put(void *cls, const char *name, const float *xyz, size_t nvert,
 	return l->fail_put;
 }
 
+/* The durable store holds what memory holds, and only_stored. */
 static int fake_delete(void *cls, const char *name)
 {
 	struct persist_log *l = cls;
+	struct mesh *m;
 
 	l->deletes++;
 	snprintf(l->last, sizeof(l->last), "%s", name);
-	return l->fail_delete;
+	if (l->fail_delete)
+		return l->fail_delete;
+	m = store_get(ctx.store, name, NULL);
+	mesh_unref(m);
+	if (!m && !(l->only_stored && strcmp(l->only_stored, name) == 0))
+		return API_PERSIST_ABSENT;
+	if (!m)
+		l->only_stored = NULL;
+	return API_PERSIST_OK;
 }
 
 static struct persist_log plog;
@@ -211,9 +222,16 @@ START_TEST(test_list_get_delete)
 	ck_assert_ptr_null(call_json("DELETE", "/v1/meshes/b", NULL, NULL, 204));
 	ck_assert_int_eq(plog.deletes, 1);
 	ck_assert_str_eq(plog.last, "b");
+	/* gone: the store is asked (it decides) and held nothing */
 	cJSON_Delete(call_json("DELETE", "/v1/meshes/b", NULL, NULL, 404));
 	cJSON_Delete(call_json("GET", "/v1/meshes/b", NULL, NULL, 404));
-	ck_assert_int_eq(plog.deletes, 1);
+	ck_assert_int_eq(plog.deletes, 2);
+	/* a name the store holds and this process has not got (a replica
+	 * behind a PUT made on another): removed, 204 */
+	plog.only_stored = "lag";
+	ck_assert_ptr_null(call_json("DELETE", "/v1/meshes/lag", NULL, NULL, 204));
+	ck_assert_ptr_null(plog.only_stored);
+	cJSON_Delete(call_json("DELETE", "/v1/meshes/lag", NULL, NULL, 404));
 	/* a re-created name starts at version 1 */
 	j = call_json("PUT", "/v1/meshes/b", "application/json", tet_nested, 201);
 	ck_assert_double_eq(num(j, "version"), 1);
@@ -320,7 +338,7 @@ START_TEST(test_persist_under_lock)
 	ck_assert_int_eq(locked, 0);
 	ck_assert_int_eq(unlocked_persist, 0);
 	ck_assert_int_eq(plog.puts, 4);		/* n, over the limit, never reached it */
-	ck_assert_int_eq(plog.deletes, 1);	/* nor did the 404 */
+	ck_assert_int_eq(plog.deletes, 2);	/* the 404 asked it too */
 }
 END_TEST
 

@@ -229,8 +229,8 @@ START_TEST(test_dir_put_delete)
 	ck_assert_int_eq(persist_read_file(path, 3, &xyz, &nv, &idx, &nt, NULL, err, sizeof(err)), -1);
 	ck_assert_int_eq(store_backend_delete(&b, "tetra"), SB_OK);
 	ck_assert_int_eq(stat(path, &st), -1);
-	/* deleting what is not there is fine */
-	ck_assert_int_eq(store_backend_delete(&b, "tetra"), SB_OK);
+	/* deleting what is not there: nothing done, and said */
+	ck_assert_int_eq(store_backend_delete(&b, "tetra"), SB_ABSENT);
 	store_backend_close(&b);
 	remove_tmpdir();
 }
