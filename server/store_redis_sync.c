@@ -182,7 +182,7 @@ int store_redis_resync(struct store_backend *b, redisContext *c, size_t *loaded,
 	char **sorted = NULL, **todo = NULL;
 	uint64_t seq, v;
 	size_t i, n = 0, ntodo = 0;
-	int rc = -1, known;
+	int rc = -1, known, reset;
 
 	*loaded = *dropped = 0;
 	snap = redisCommand(c, "EVAL %s 2 %s %s", snapshot_lua, KEY_SEQ, KEY_NAMES);
@@ -191,6 +191,20 @@ int store_redis_resync(struct store_backend *b, redisContext *c, size_t *loaded,
 	    snap->element[1]->type != REDIS_REPLY_ARRAY ||
 	    parse_u64(snap->element[0]->str, snap->element[0]->len, &seq))
 		goto out_free;
+	/* Redis went back (restarted from an older snapshot or empty, failed
+	 * over to a replica behind): the versions applied here name writes it
+	 * no longer has, and later writes would reuse their numbers and be
+	 * ignored. Start over from what Redis holds: every name fetched, every
+	 * name it lacks dropped. */
+	reset = seq < store_versions_max(&r->versions);
+	if (reset) {
+		if (b->log)
+			log_msg(b->log, LOG_WARN,
+				"store: %s went back (its sequence %llu is below the %llu applied here): resyncing every mesh",
+				r->where, (unsigned long long)seq,
+				(unsigned long long)store_versions_max(&r->versions));
+		store_versions_clear(&r->versions);
+	}
 	names = snap->element[1];
 	sorted = calloc(names->elements + 1, sizeof(*sorted));
 	todo = calloc(names->elements + 1, sizeof(*todo));
@@ -228,7 +242,14 @@ int store_redis_resync(struct store_backend *b, redisContext *c, size_t *loaded,
 			if (bsearch(&key, sorted, n, sizeof(*sorted), cmp_str))
 				continue;
 			v = store_versions_get(&r->versions, e[k].name, &known);
-			if (known && v <= seq) {
+			if (reset && !known) {
+				/* not in Redis, not written since the reset began */
+				store_backend_lock(b, e[k].name);
+				if (!store_versions_get(&r->versions, e[k].name, NULL))
+					store_delete(b->store, e[k].name);
+				store_backend_unlock(b, e[k].name);
+				(*dropped)++;
+			} else if (known && v <= seq) {
 				apply_delete(b, e[k].name, seq);
 				(*dropped)++;
 			}

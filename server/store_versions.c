@@ -40,6 +40,26 @@ void store_versions_release(struct store_versions *t)
 	t->nslots = t->nused = 0;
 }
 
+uint64_t store_versions_max(struct store_versions *t)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&t->lock);
+	v = t->max;
+	pthread_mutex_unlock(&t->lock);
+	return v;
+}
+
+void store_versions_clear(struct store_versions *t)
+{
+	pthread_mutex_lock(&t->lock);
+	if (t->slots)
+		memset(t->slots, 0, t->nslots * sizeof(*t->slots));
+	t->nused = 0;
+	t->max = 0;
+	pthread_mutex_unlock(&t->lock);
+}
+
 uint64_t store_versions_get(struct store_versions *t, const char *name, int *known)
 {
 	struct store_version_slot *s = NULL;
@@ -83,6 +103,8 @@ int store_versions_set(struct store_versions *t, const char *name, uint64_t v)
 		t->nused++;
 	}
 	s->version = v;
+	if (v > t->max)
+		t->max = v;
 out_unlock:
 	pthread_mutex_unlock(&t->lock);
 	return rc;

@@ -24,6 +24,7 @@ struct store_versions {
 	pthread_mutex_t lock;
 	struct store_version_slot *slots;
 	size_t nslots, nused;		/* nslots 0 or a power of two */
+	uint64_t max;			/* the highest version recorded */
 };
 
 /* An empty table. 0, or -1 (mutex). */
@@ -36,5 +37,13 @@ uint64_t store_versions_get(struct store_versions *t, const char *name, int *kno
 /* Record name's version. 0, or -1 when out of memory (nothing recorded:
  * the next event for the name is then applied again, which is harmless). */
 int store_versions_set(struct store_versions *t, const char *name, uint64_t v);
+
+/* The highest version recorded (0: none): a store whose sequence is below
+ * it has gone back (restored, emptied, failed over). */
+uint64_t store_versions_max(struct store_versions *t);
+
+/* Forget every version (the store went back: they name writes it no
+ * longer has). */
+void store_versions_clear(struct store_versions *t);
 
 #endif

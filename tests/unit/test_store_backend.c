@@ -386,6 +386,7 @@ START_TEST(test_versions_against_array)
 {
 	enum { NAMES = 3000 };
 	static uint64_t oracle[NAMES];
+	uint64_t max;
 	struct store_versions t;
 	char name[16];
 	unsigned seed = 12345;
@@ -404,10 +405,24 @@ START_TEST(test_versions_against_array)
 		ck_assert_uint_eq(store_versions_get(&t, name, &known), oracle[k]);
 		ck_assert_int_eq(known, oracle[k] != 0);
 	}
+	max = 0;
 	for (k = 0; k < NAMES; k++) {
 		snprintf(name, sizeof(name), "n%d", k);
 		ck_assert_uint_eq(store_versions_get(&t, name, NULL), oracle[k]);
+		max = oracle[k] > max ? oracle[k] : max;
 	}
+	ck_assert_uint_eq(store_versions_max(&t), max);
+	/* cleared (the store went back): nothing known, and it fills again */
+	store_versions_clear(&t);
+	ck_assert_uint_eq(store_versions_max(&t), 0);
+	for (k = 0; k < NAMES; k++) {
+		snprintf(name, sizeof(name), "n%d", k);
+		ck_assert_uint_eq(store_versions_get(&t, name, &known), 0);
+		ck_assert_int_eq(known, 0);
+	}
+	ck_assert_int_eq(store_versions_set(&t, "n7", 3), 0);
+	ck_assert_uint_eq(store_versions_get(&t, "n7", &known), 3);
+	ck_assert_uint_eq(store_versions_max(&t), 3);
 	store_versions_release(&t);
 }
 END_TEST
