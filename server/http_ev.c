@@ -451,6 +451,14 @@ static int process_body(struct ev_conn *c)
 		while (c->in_off < c->in_len && c->ch.state != CH_DONE && c->ch.state != CH_ERROR) {
 			c->in_off += http_chunked_feed(&c->ch, c->in + c->in_off, c->in_len - c->in_off,
 						       &d, &dlen);
+			if (c->ch.fresh) {
+				/* a size line read: over the limit is refused
+				 * now, not once that much data has come */
+				c->ch.fresh = 0;
+				http_on_chunk_size(s, r, c->ch.size);
+				if (r->discarding)
+					return answer_refusal(c);
+			}
 			if (dlen && http_on_body(s, r, d, dlen)) {
 				ev_conn_close(c);
 				return EV_CLOSED;

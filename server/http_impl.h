@@ -147,6 +147,11 @@ enum http_next http_request_head(struct http_server *s, struct request *r, const
  */
 int http_on_body(struct http_server *s, struct request *r, const char *data, size_t n);
 
+/* A chunk of size bytes announced (its size line read): one that would take
+ * the body over its limit is refused now, before its data arrives, as an
+ * announced Content-Length is (r->discarding is then set). */
+void http_on_chunk_size(struct http_server *s, struct request *r, uint64_t size);
+
 /* n bytes were written straight at r->body + r->len (room for them and a NUL
  * was there: a Content-Length body, not discarding). */
 void http_on_body_direct(struct http_server *s, struct request *r, size_t n);

@@ -320,8 +320,17 @@ size_t http_parse_query(char *query, struct api_arg *args, size_t max)
 static void size_done(struct http_chunked *c)
 {
 	c->state = c->left ? CH_DATA : CH_TRAILER_START;
+	c->size = c->left;
+	c->fresh = 1;
 	c->digits = 0;
 	c->line = 0;
+}
+
+/* A control byte other than HTAB (RFC 9110 5.5: not in a field value or a
+ * chunk extension). */
+static int ctl(unsigned char ch)
+{
+	return (ch < 0x20 && ch != '\t') || ch == 0x7f;
 }
 
 /* One byte of anything but chunk data. */
@@ -341,8 +350,10 @@ static void chunked_byte(struct http_chunked *c, unsigned char ch)
 			c->left = c->left * 16 + (uint64_t)h;
 		} else if (!c->digits) {
 			c->state = CH_ERROR;
-		} else if (ch == ';' || ch == ' ' || ch == '\t') {
+		} else if (ch == ';') {
 			c->state = CH_EXT;
+		} else if (ch == ' ' || ch == '\t') {
+			c->state = CH_SIZE_WS;
 		} else if (ch == '\r') {
 			c->state = CH_SIZE_LF;
 		} else if (ch == '\n') {
@@ -351,12 +362,25 @@ static void chunked_byte(struct http_chunked *c, unsigned char ch)
 			c->state = CH_ERROR;
 		}
 		return;
+	case CH_SIZE_WS:
+		/* RFC 9112 7.1.1: after the size, only whitespace before ';' */
+		if (++c->line > HTTP_CHUNK_LINE_MAX)
+			c->state = CH_ERROR;
+		else if (ch == ';')
+			c->state = CH_EXT;
+		else if (ch == '\r')
+			c->state = CH_SIZE_LF;
+		else if (ch == '\n')
+			size_done(c);
+		else if (ch != ' ' && ch != '\t')
+			c->state = CH_ERROR;
+		return;
 	case CH_EXT:
 		if (ch == '\r')
 			c->state = CH_SIZE_LF;
 		else if (ch == '\n')
 			size_done(c);
-		else if (++c->line > HTTP_CHUNK_LINE_MAX)
+		else if (++c->line > HTTP_CHUNK_LINE_MAX || ctl(ch))
 			c->state = CH_ERROR;
 		return;
 	case CH_SIZE_LF:
@@ -372,16 +396,22 @@ static void chunked_byte(struct http_chunked *c, unsigned char ch)
 		c->state = ch == '\n' ? CH_SIZE : CH_ERROR;
 		return;
 	case CH_TRAILER_START:
-		c->state = ch == '\r' ? CH_END_LF : ch == '\n' ? CH_DONE : CH_TRAILER;
+		/* a trailer line is a header line: a token name (no fold, no
+		 * empty name), a colon, a value without control bytes */
+		c->digits = 0;
+		c->state = ch == '\r' ? CH_END_LF : ch == '\n' ? CH_DONE :
+			   http_is_tchar(ch) ? CH_TRAILER : CH_ERROR;
 		if (c->state == CH_TRAILER && ++c->trailer > HTTP_TRAILER_MAX)
 			c->state = CH_ERROR;
 		return;
 	case CH_TRAILER:
-		if (ch == '\r')
-			c->state = CH_TRAILER_LF;
-		else if (ch == '\n')
-			c->state = CH_TRAILER_START;
+		if (ch == '\r' || ch == '\n')
+			c->state = !c->digits ? CH_ERROR : ch == '\r' ? CH_TRAILER_LF : CH_TRAILER_START;
 		else if (++c->trailer > HTTP_TRAILER_MAX)
+			c->state = CH_ERROR;
+		else if (!c->digits && ch == ':')
+			c->digits = 1;	/* the name is over */
+		else if (!c->digits ? !http_is_tchar(ch) : ctl(ch))
 			c->state = CH_ERROR;
 		return;
 	case CH_TRAILER_LF:

@@ -87,7 +87,7 @@ size_t http_parse_query(char *query, struct api_arg *args, size_t max);
 
 
 enum http_chunked_state {
-	CH_SIZE, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF,
+	CH_SIZE, CH_SIZE_WS, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF,
 	CH_TRAILER_START, CH_TRAILER, CH_TRAILER_LF, CH_END_LF, CH_DONE, CH_ERROR,
 };
 
@@ -95,7 +95,9 @@ enum http_chunked_state {
 struct http_chunked {
 	enum http_chunked_state state;
 	uint64_t left;		/* bytes left in the chunk (its size while CH_SIZE) */
-	unsigned digits;	/* of the chunk size */
+	uint64_t size;		/* the last chunk size read */
+	int fresh;		/* 1 once a size line ends, until the caller clears it */
+	unsigned digits;	/* of the chunk size; in a trailer, 1 past its colon */
 	size_t line;		/* bytes of the current size line */
 	size_t trailer;		/* bytes of trailers so far */
 };

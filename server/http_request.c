@@ -259,6 +259,17 @@ enum http_next http_request_head(struct http_server *s, struct request *r, const
 	return HTTP_NEXT_BODY;
 }
 
+void http_on_chunk_size(struct http_server *s, struct request *r, uint64_t size)
+{
+	char msg[96];
+
+	if (r->discarding || size <= r->limit - r->len)
+		return;
+	snprintf(msg, sizeof(msg), "body is over the limit of %zu bytes", r->limit);
+	refuse(r, API_PAYLOAD_TOO_LARGE, NULL, msg);
+	start_discard(s, r);
+}
+
 /* Append a body chunk, or count it as discarded once refused. */
 int http_on_body(struct http_server *s, struct request *r, const char *data, size_t n)
 {

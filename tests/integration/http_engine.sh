@@ -130,6 +130,15 @@ for engine, port in zip(("mhd", "epoll"), map(int, sys.argv[1:3])):
     assert out.startswith(b"HTTP/1.1 400") and b"more than 8 parameters" in out, (engine, "nine parameters", out)
     out, closed = exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 17179869184\r\n\r\n")
     assert out.startswith(b"HTTP/1.1 413") and closed, (engine, "413 on /healthz before its body", out)
+    if engine == "epoll":
+        # a chunk announced over the limit: 413 at its size line, not once
+        # that much has come; junk after a chunk size, a bad trailer: 400
+        out, closed = exchange(port, P + b"Transfer-Encoding: chunked\r\n\r\nffffffffff\r\nab")
+        assert out.startswith(b"HTTP/1.1 413") and closed, (engine, "a chunk over the limit", out)
+        out, closed = exchange(port, P + b"Transfer-Encoding: chunked\r\n\r\n2 junk\r\n{}\r\n0\r\n\r\n" + SM)
+        assert out.startswith(b"HTTP/1.1 400") and out.count(b"HTTP/1.1 ") == 1 and closed, (engine, "chunk-size junk", out)
+        out, closed = exchange(port, P + b"Transfer-Encoding: chunked\r\n\r\n0\r\nno colon\r\n\r\n" + SM)
+        assert out.startswith(b"HTTP/1.1 400") and out.count(b"HTTP/1.1 ") == 1 and closed, (engine, "a bad trailer", out)
 print("framing ok on both engines")
 PY
 '

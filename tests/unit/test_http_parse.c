@@ -362,7 +362,7 @@ static const char chunked_body[] =
 	"5;name=value\r\nhello\r\n"
 	"1A\r\n abcdefghijklmnopqrstuvwxy\r\n"
 	"0000000000000003 ; x\r\n!!!\n"
-	"0;last\r\nTrailer-A: 1\r\nTrailer-B: 2\r\n\r\n"
+	"0 \t;last=\"q s\"\r\nTrailer-A: 1\r\nTrailer-B:\t2 x\r\nEmpty:\r\n\r\n"
 	"GET /next HTTP/1.1\r\n";
 static const char chunked_want[] = "hello abcdefghijklmnopqrstuvwxy!!!";
 
@@ -426,6 +426,17 @@ static const char *const bad_chunked[] = {
 	"2\r\nab\rx",					/* CR not followed by LF */
 	"5 x\r\nhello\r\n0\r\n\rz",			/* the last CR not followed by LF */
 	"0\r\nTrailer: 1\rz",
+	/* RFC 9112 7.1: after the size only whitespace, then ';' */
+	"27 junk\r\n",
+	"5 x\r\nhello\r\n0\r\n\r\n",
+	"5;a\x7f\r\nhello\r\n0\r\n\r\n",		/* control bytes in an extension */
+	"5;a\x01\r\nhello\r\n0\r\n\r\n",
+	/* trailers are header lines */
+	"0\r\nno colon\r\n\r\n",
+	"0\r\n: empty name\r\n\r\n",
+	"0\r\nA: 1\r\n folded\r\n\r\n",
+	"0\r\nA: b\x1f" "c\r\n\r\n",
+	"0\r\nA b: c\r\n\r\n",
 };
 
 START_TEST(test_chunked_malformed)
