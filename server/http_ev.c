@@ -276,13 +276,21 @@ static int answer_refusal(struct ev_conn *c)
 	return EV_PROGRESS;
 }
 
-/* "HTTP/1.1 100 Continue": the client waits for it before its body. */
+/* "HTTP/1.1 100 Continue": the client waits for it before its body. A
+ * socket too full to take it (a client that has not read earlier answers)
+ * gets none: the client sends its body after its own wait (RFC 9110
+ * 10.1.1). -1 only when part of it went out (the stream is then broken). */
 static int send_continue(struct ev_conn *c)
 {
 	static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	ssize_t n;
 
-	return send(c->fd, cont, sizeof(cont) - 1, MSG_NOSIGNAL) == (ssize_t)sizeof(cont) - 1 ?
-	       0 : -1;
+	do
+		n = send(c->fd, cont, sizeof(cont) - 1, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	return n == (ssize_t)sizeof(cont) - 1 ? 0 : -1;
 }
 
 /* Set up c->req from a parsed head, as on_uri and begin_request do. */
