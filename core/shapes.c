@@ -125,6 +125,10 @@ int sphere_raycast(vec3 c, float r, const struct ray *ray, struct shape_hit *hit
 		return 0;
 	to_d3(c, q);
 	fill_hit(ray, d, t, q, hit);
+	/* on the surface within rounding: in the closed solid, as a capsule
+	 * says of its own (an entry at 0 is a start inside) */
+	if (t == 0)
+		hit->inside = 1;
 	return 1;
 }
 

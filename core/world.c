@@ -394,9 +394,14 @@ static enum core_result scene_get(struct world *w, struct scene **out, size_t *b
 	atomic_fetch_add(&fresh->refs, 1);	/* one for the world, one for the caller */
 	pthread_mutex_lock(&w->pub);
 	prev = w->scene;
-	w->scene = fresh;
+	/* two readers may rebuild at once: the older build never replaces
+	 * a newer one (which would make the next query build again) */
+	if (fresh->generation >= prev->generation)
+		w->scene = fresh;
+	else
+		prev = fresh;
 	pthread_mutex_unlock(&w->pub);
-	scene_unref(prev, w->ninst);		/* the world's old reference */
+	scene_unref(prev, w->ninst);		/* the world's old (or unused) reference */
 	*out = fresh;
 	return CORE_OK;
 }

@@ -410,6 +410,36 @@ START_TEST(test_start_inside)
 }
 END_TEST
 
+/* An origin outside a sphere by less than rounding (at (r, y, 0) with y^2
+ * a few units in the last place of r^2, where the entry is taken at 0):
+ * inside, as a capsule says of the same start (once: inside false). */
+START_TEST(test_sphere_surface_start)
+{
+	struct rng g = { 0x5afe5u };
+	int n, found = 0;
+
+	for (n = 0; n < 2000; n++) {
+		float r = frand(&g, 0.1, 100), y = r * frand(&g, 4.3e-8, 8.3e-8);
+		double mm = (double)r * r + (double)y * y, r2 = (double)r * r, cc = mm - r2;
+		struct ray ray;
+		struct shape_hit h, hc;
+
+		if (!(cc > 4 * DBL_EPSILON * (mm + r2) && cc <= 16 * DBL_EPSILON * (mm + r2)))
+			continue;
+		found++;
+		ray.origin = v3(r, y, 0);
+		ray.dir = v3_normalize(v3(-r, frand(&g, -1, 1) * r, frand(&g, -1, 1) * r));
+		ray.tmax = INFINITY;
+		ck_assert(sphere_raycast(v3(0, 0, 0), r, &ray, &h));
+		ck_assert(h.t == 0);
+		ck_assert_msg(h.inside, "r %.9g y %.9g: t 0, not inside", r, y);
+		ck_assert(capsule_raycast(v3(0, 0, 0), v3(0, 0, -5 * r), r, &ray, &hc));
+		ck_assert(hc.t == 0 && hc.inside);
+	}
+	ck_assert_int_gt(found, 1000);
+}
+END_TEST
+
 /* a == b: the capsule answers exactly as the sphere. */
 START_TEST(test_degenerate_capsule)
 {
@@ -520,6 +550,7 @@ static Suite *shapes_suite(void)
 	tcase_add_loop_test(tc, test_random_rays, 0, 2);
 	tcase_add_loop_test(tc, test_grazing_rays, 0, 2);
 	tcase_add_loop_test(tc, test_start_inside, 0, 2);
+	tcase_add_test(tc, test_sphere_surface_start);
 	tcase_add_test(tc, test_degenerate_capsule);
 	suite_add_tcase(s, tc);
 	return s;
