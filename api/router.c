@@ -157,8 +157,11 @@ enum api_err api_route(const char *method, const char *path, struct api_route_in
 			info->name_raw_len = seg_len;
 			return API_OK;
 		}
-		alen += (size_t)snprintf(info->allow + alen, sizeof(info->allow) - alen, "%s%s",
-					 alen ? ", " : "", r->method);
+		/* HEAD is served wherever GET is (the server answers it as GET
+		 * without the body): Allow lists it too */
+		alen += (size_t)snprintf(info->allow + alen, sizeof(info->allow) - alen, "%s%s%s",
+					 alen ? ", " : "", r->method,
+					 strcmp(r->method, "GET") == 0 ? ", HEAD" : "");
 		if (alen >= sizeof(info->allow))
 			alen = sizeof(info->allow) - 1;
 	}

@@ -238,7 +238,7 @@ test_expect '400 invalid_request names the field' '
 test_expect '400 invalid_json, 415 wrong content type, 405 with Allow' '
 	jexpect 400 POST $W/hitscan "{\"origin\": [" && errcode invalid_json &&
 	expect 415 POST $W/snapshots -H "Content-Type: text/plain" --data-binary "$(snap 1 1 0)" && errcode unsupported_media_type &&
-	expect 405 PATCH $W && errcode method_not_allowed && header Allow "GET, PUT, DELETE" &&
+	expect 405 PATCH $W && errcode method_not_allowed && header Allow "GET, HEAD, PUT, DELETE" &&
 	expect 405 GET $W/hitscan && header Allow "POST"
 '
 test_expect 'metrics: worlds held, snapshots ingested, their memory, shots by outcome' '

@@ -161,12 +161,12 @@ static const struct route_row route_rows[] = {
 	{ "POST", "/v1/worlds/m1/hitscan", API_OK, "/v1/worlds/{world}/hitscan", API_ACCESS_READ, 0, "" },
 	{ "GET", "/v1/worlds/m1/raycast", API_METHOD_NOT_ALLOWED, "/v1/worlds/{world}/raycast", 0, 0, "POST" },
 	{ "GET", "/v1/worlds//hitscan", API_NOT_FOUND, "unmatched", 0, 0, "" },
-	{ "POST", "/v1/meshes/a", API_METHOD_NOT_ALLOWED, "/v1/meshes/{name}", 0, 0, "GET, PUT, DELETE" },
+	{ "POST", "/v1/meshes/a", API_METHOD_NOT_ALLOWED, "/v1/meshes/{name}", 0, 0, "GET, HEAD, PUT, DELETE" },
 	{ "GET", "/v1/meshes/a/raycast", API_METHOD_NOT_ALLOWED, "/v1/meshes/{name}/raycast", 0, 0, "POST" },
-	{ "DELETE", "/v1/meshes", API_METHOD_NOT_ALLOWED, "/v1/meshes", 0, 0, "GET" },
-	{ "POST", "/v1/openapi.yaml", API_METHOD_NOT_ALLOWED, "/v1/openapi.yaml", 0, 0, "GET" },
+	{ "DELETE", "/v1/meshes", API_METHOD_NOT_ALLOWED, "/v1/meshes", 0, 0, "GET, HEAD" },
+	{ "POST", "/v1/openapi.yaml", API_METHOD_NOT_ALLOWED, "/v1/openapi.yaml", 0, 0, "GET, HEAD" },
 	{ "GET", "/v1/hitscan", API_METHOD_NOT_ALLOWED, "/v1/hitscan", 0, 0, "POST" },
-	{ "get", "/v1/meshes", API_METHOD_NOT_ALLOWED, "/v1/meshes", 0, 0, "GET" },
+	{ "get", "/v1/meshes", API_METHOD_NOT_ALLOWED, "/v1/meshes", 0, 0, "GET, HEAD" },
 	{ "GET", "/v1/meshes/", API_NOT_FOUND, "unmatched", 0, 0, "" },
 	{ "GET", "/v1/meshes/a/", API_NOT_FOUND, "unmatched", 0, 0, "" },
 	{ "POST", "/v1/meshes/a/b/raycast", API_NOT_FOUND, "unmatched", 0, 0, "" },
@@ -283,8 +283,8 @@ START_TEST(test_handle_404_405)
 	ck_assert_str_eq(r.route_label, "unmatched");
 	api_response_release(&r);
 	call("PATCH", "/v1/meshes/a", NULL, NULL, API_AUTH_WRITE, &r);
-	expect(&r, 405, "method_not_allowed", "GET, PUT, DELETE");
-	ck_assert_str_eq(r.allow, "GET, PUT, DELETE");
+	expect(&r, 405, "method_not_allowed", "GET, HEAD, PUT, DELETE");
+	ck_assert_str_eq(r.allow, "GET, HEAD, PUT, DELETE");
 	ck_assert_str_eq(r.route_label, "/v1/meshes/{name}");
 	api_response_release(&r);
 }
