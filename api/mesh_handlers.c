@@ -129,11 +129,6 @@ static void respond_build_error(struct api_response *resp, enum core_result r, s
 	}
 }
 
-/*
- * Build off to the side, then persist and swap in under the name's persist
- * lock: a failure at any step leaves the store as it was. 201 for a new
- * name, 200 for a replace.
- */
 /* Creates of new names with a durable store, one at a time (see below). */
 static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -145,6 +140,11 @@ static void respond_full(struct api_response *resp, size_t max_meshes)
 	api_respond_error(resp, API_PAYLOAD_TOO_LARGE, msg);
 }
 
+/*
+ * Build off to the side, then persist and swap in under the name's persist
+ * lock: a failure at any step leaves the store as it was. 201 for a new
+ * name, 200 for a replace.
+ */
 void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 		     const struct api_match *m, struct api_response *resp)
 {

@@ -7,9 +7,9 @@
 
 #include "decode.h"
 #include "decode_fields.h"
+#include "query.h"
 #include "world_decode.h"
 #include "world_fields.h"
-#include "query.h"
 #include "xform.h"
 
 #define HB_ROW(k, key) { key, FIELD_RAW, 0, (k) * sizeof(struct fval), NULL }

@@ -76,21 +76,6 @@ int http_scan_header(struct http_head_scan *h, const char *key, size_t key_size,
 	return http_scan_header_named(h, key, key_size, value, value_size);
 }
 
-const char *http_origin_form(const char *target, size_t len)
-{
-	size_t i;
-
-	if (len >= 7 && strncasecmp(target, "http://", 7) == 0)
-		i = 7;
-	else if (len >= 8 && strncasecmp(target, "https://", 8) == 0)
-		i = 8;
-	else
-		return target;
-	while (i < len && target[i] != '/' && target[i] != '?')
-		i++;
-	return target + i;
-}
-
 int http_scan_header_named(struct http_head_scan *h, const char *key, size_t key_size,
 			   const char *value, size_t value_size)
 {
@@ -204,4 +189,19 @@ enum api_err http_check_head(struct MHD_Connection *c, const char *version,
 	http_scan_init(&h, head, msg, msglen);
 	MHD_get_connection_values_n(c, MHD_HEADER_KIND, scan_mhd_header, &h);
 	return http_scan_end(&h, version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0, close_now);
+}
+
+const char *http_origin_form(const char *target, size_t len)
+{
+	size_t i;
+
+	if (len >= 7 && strncasecmp(target, "http://", 7) == 0)
+		i = 7;
+	else if (len >= 8 && strncasecmp(target, "https://", 8) == 0)
+		i = 8;
+	else
+		return target;
+	while (i < len && target[i] != '/' && target[i] != '?')
+		i++;
+	return target + i;
 }

@@ -52,14 +52,6 @@ int http_scan_header(struct http_head_scan *h, const char *key, size_t key_size,
  * strtoull, without its locale and sign handling): a Content-Length. */
 uint64_t http_decimal_u64(const char *s);
 
-/*
- * Where the origin form of a request target begins: target itself, or for
- * the absolute form (RFC 9112 3.2.2, "http://host:port/path?q", which a
- * server must accept) the path after the authority (possibly empty). The
- * scheme is http or https in any case.
- */
-const char *http_origin_form(const char *target, size_t len);
-
 /* The same for a name known to be a non-empty token. */
 int http_scan_header_named(struct http_head_scan *h, const char *key, size_t key_size,
 			   const char *value, size_t value_size);
@@ -76,5 +68,13 @@ enum api_err http_scan_end(struct http_head_scan *h, int http11, int *close_now)
  */
 enum api_err http_check_head(struct MHD_Connection *c, const char *version,
 			     struct http_head *head, char *msg, size_t msglen, int *close_now);
+
+/*
+ * Where the origin form of a request target begins: target itself, or for
+ * the absolute form (RFC 9112 3.2.2, "http://host:port/path?q", which a
+ * server must accept) the path after the authority (possibly empty). The
+ * scheme is http or https in any case.
+ */
+const char *http_origin_form(const char *target, size_t len);
 
 #endif

@@ -259,15 +259,20 @@ enum http_next http_request_head(struct http_server *s, struct request *r, const
 	return HTTP_NEXT_BODY;
 }
 
-void http_on_chunk_size(struct http_server *s, struct request *r, uint64_t size)
+/* The body passes its limit as it arrives: 413, and the rest is dropped. */
+static void refuse_over_limit(struct http_server *s, struct request *r)
 {
 	char msg[96];
 
-	if (r->discarding || size <= r->limit - r->len)
-		return;
 	snprintf(msg, sizeof(msg), "body is over the limit of %zu bytes", r->limit);
 	refuse(r, API_PAYLOAD_TOO_LARGE, NULL, msg);
 	start_discard(s, r);
+}
+
+void http_on_chunk_size(struct http_server *s, struct request *r, uint64_t size)
+{
+	if (!r->discarding && size > r->limit - r->len)
+		refuse_over_limit(s, r);
 }
 
 /* Append a body chunk, or count it as discarded once refused. */
@@ -285,11 +290,7 @@ int http_on_body(struct http_server *s, struct request *r, const char *data, siz
 		return -1;
 	}
 	if (n > r->limit - r->len) {
-		char msg[96];
-
-		snprintf(msg, sizeof(msg), "body is over the limit of %zu bytes", r->limit);
-		refuse(r, API_PAYLOAD_TOO_LARGE, NULL, msg);
-		start_discard(s, r);
+		refuse_over_limit(s, r);
 		r->discarded = n;
 		return 0;
 	}

@@ -46,14 +46,27 @@ start_replica() {
 	RPIDS[$i]=$!
 	all_pids="$all_pids ${RPIDS[$i]}"
 }
-wait_replica() {
-	local i=$1 k
+# ready_on PORT: /readyz answers 200 within 10 s (scaled)
+ready_on() {
+	local k
 	for ((k = 0; k < 100 * TIME_SCALE; k++)); do
-		[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${RPORTS[$i]}/readyz")" = 200 ] && return 0
+		[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/readyz")" = 200 ] && return 0
 		sleep 0.05
 	done
-	echo "replica $i not ready"; tail -n 5 "$TMP/replica$i.log"
 	return 1
+}
+wait_replica() {
+	ready_on "${RPORTS[$1]}" && return 0
+	echo "replica $1 not ready"; tail -n 5 "$TMP/replica$1.log"
+	return 1
+}
+# extra_replica PORT DB LOG [flags...]: one more replica, on database DB
+extra_replica() {
+	local port=$1 db=$2 log=$3
+	shift 3
+	"$DAEMON" --bind 127.0.0.1 --port "$port" --threads 2 --store "redis://127.0.0.1:$RPORT/$db" \
+		--log-level warn "$@" >>"$TMP/$log.log" 2>&1 &
+	all_pids="$all_pids $!"
 }
 R_URLS() { local i s=""; for i in 0 1 2; do s="$s${s:+,}http://127.0.0.1:${RPORTS[$i]}"; done; echo "$s"; }
 
@@ -195,19 +208,27 @@ test_expect 'the meshes survived the Redis restart (AOF)' '
 	expect 200 GET /v1/meshes/load && python3 $PY_R agree "$(R_URLS)" cw 2 >/dev/null
 '
 
+# A 60 k-triangle grid for the races below: its build (tens of ms on each
+# replica) keeps a write on one replica apart from its event on another.
+python3 - "$TMP/grid.json" <<"PY"
+import json, sys
+n = 175
+json.dump({"vertices": [[i, 0, j] for i in range(n) for j in range(n)],
+           "triangles": [t for i in range(n - 1) for j in range(n - 1)
+                         for t in ([i * n + j, i * n + j + 1, (i + 1) * n + j],
+                                   [i * n + j + 1, (i + 1) * n + j + 1, (i + 1) * n + j])]},
+          open(sys.argv[1], "w"))
+PY
+
 # A DELETE is decided by Redis, not by what the replica that takes it has
 # applied: a big mesh PUT on one replica and deleted at once on another
 # (still building it, or not yet told) is deleted everywhere (it once got
 # 404 there, and the mesh came back on every replica).
 test_expect 'a DELETE on a replica behind a PUT made on another: 204, and gone everywhere' '
-	python3 - "${RPORTS[0]}" "${RPORTS[1]}" "$RPORT" <<"PY"
+	python3 - "${RPORTS[0]}" "${RPORTS[1]}" "$RPORT" "$TMP/grid.json" <<"PY"
 import json, subprocess, sys, time, urllib.request
-a, b, rport = sys.argv[1:4]
-n = 175
-body = json.dumps({"vertices": [[i, 0, j] for i in range(n) for j in range(n)],
-                   "triangles": [t for i in range(n - 1) for j in range(n - 1)
-                                 for t in ([i * n + j, i * n + j + 1, (i + 1) * n + j],
-                                           [i * n + j + 1, (i + 1) * n + j + 1, (i + 1) * n + j])]}).encode()
+a, b, rport, grid = sys.argv[1:5]
+body = open(grid, "rb").read()
 def call(port, method, data=None):
     rq = urllib.request.Request("http://127.0.0.1:%s/v1/meshes/behind" % port, data, method=method,
                                 headers={"Content-Type": "application/json"})
@@ -233,20 +254,11 @@ PY
 # version with it, then every subscriber's connection cut.
 tri() { printf '{"vertices": [[0,0,0], [%s,0,0], [0,0,1]], "triangles": [[0,1,2]]}' "$1"; }
 BPORTS=("$(free_port)" "$(free_port)")
-for i in 0 1; do
-	"$DAEMON" --bind 127.0.0.1 --port "${BPORTS[$i]}" --threads 2 --store "redis://127.0.0.1:$RPORT/2" \
-		--log-level warn >>"$TMP/back$i.log" 2>&1 &
-	all_pids="$all_pids $!"
-done
+for i in 0 1; do extra_replica "${BPORTS[$i]}" 2 "back$i"; done
 resyncs() { curl -s "http://127.0.0.1:$1/metrics" | awk '$1 == "collisiond_store_resyncs_total" { print $2 }'; }
 maxx() { curl -s "http://127.0.0.1:$1/v1/meshes/m" | python3 -c "import json, sys; print(json.load(sys.stdin).get(\"bounds\", {}).get(\"max\", [None])[0])"; }
 test_expect 'Redis gone back: the replicas resync from what it holds and take the writes after it' '
-	for i in 0 1; do
-		for ((k = 0; k < 100 * TIME_SCALE; k++)); do
-			[ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:${BPORTS[$i]}/readyz")" = 200 ] && break
-			sleep 0.05
-		done
-	done &&
+	ready_on "${BPORTS[0]}" && ready_on "${BPORTS[1]}" &&
 	A=http://127.0.0.1:${BPORTS[0]} && B=http://127.0.0.1:${BPORTS[1]} &&
 	URL=$A jexpect 201 PUT /v1/meshes/m "$(tri 1)" && URL=$A jexpect 201 PUT /v1/meshes/k "$(tri 1)" &&
 	URL=$A jexpect 200 PUT /v1/meshes/m "$(tri 2)" && URL=$A jexpect 200 PUT /v1/meshes/m "$(tri 3)" &&
@@ -281,29 +293,14 @@ test_expect 'Redis gone back: the replicas resync from what it holds and take th
 # exactly one is taken, every replica holds the same names, and a refused
 # PUT removes nothing (it once deleted the other replica's acknowledged mesh).
 LPORTS=("$(free_port)" "$(free_port)")
-for i in 0 1; do
-	"$DAEMON" --bind 127.0.0.1 --port "${LPORTS[$i]}" --threads 2 --store "redis://127.0.0.1:$RPORT/1" \
-		--max-meshes 2 --log-level warn >>"$TMP/limited$i.log" 2>&1 &
-	all_pids="$all_pids $!"
-done
+for i in 0 1; do extra_replica "${LPORTS[$i]}" 1 "limited$i" --max-meshes 2; done
 test_expect '--max-meshes 2 on two replicas: the limit holds for the shared store, a refused PUT removes nothing' '
-	for i in 0 1; do
-		for ((k = 0; k < 100 * TIME_SCALE; k++)); do
-			[ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:${LPORTS[$i]}/readyz")" = 200 ] && break
-			sleep 0.05
-		done
-	done &&
+	ready_on "${LPORTS[0]}" && ready_on "${LPORTS[1]}" &&
 	URL=http://127.0.0.1:${LPORTS[0]} jexpect 201 PUT /v1/meshes/first "$CUBE_JSON" &&
-	python3 - "${LPORTS[0]}" "${LPORTS[1]}" <<"PY" &&
+	python3 - "${LPORTS[0]}" "${LPORTS[1]}" "$TMP/grid.json" <<"PY" &&
 import json, sys, threading, urllib.request
 ports = sys.argv[1:3]
-# a 60 k-triangle grid: its build (tens of ms on each replica) keeps the
-# two creates apart from the events of each other
-n = 175
-body = json.dumps({"vertices": [[i, 0, j] for i in range(n) for j in range(n)],
-                   "triangles": [t for i in range(n - 1) for j in range(n - 1)
-                                 for t in ([i * n + j, i * n + j + 1, (i + 1) * n + j],
-                                           [i * n + j + 1, (i + 1) * n + j + 1, (i + 1) * n + j])]}).encode()
+body = open(sys.argv[3], "rb").read()
 got = {}
 def put(port, name):
     rq = urllib.request.Request("http://127.0.0.1:%s/v1/meshes/%s" % (port, name), body, method="PUT",
