@@ -148,7 +148,6 @@ enum api_err api_route(const char *method, const char *path, struct api_route_in
 		const struct route *r = &rp->methods[k];
 
 		if (strcmp(r->method, method) == 0) {
-			info->allow[0] = '\0';
 			info->access = r->access;
 			info->mesh_upload = r->mesh_upload;
 			info->err = API_OK;
@@ -157,11 +156,14 @@ enum api_err api_route(const char *method, const char *path, struct api_route_in
 			info->name_raw_len = seg_len;
 			return API_OK;
 		}
-		/* HEAD is served wherever GET is (the server answers it as GET
-		 * without the body): Allow lists it too */
+	}
+	/* none matched: Allow lists the path's methods, and HEAD wherever GET
+	 * is (the server answers it as GET without the body) */
+	for (k = 0; k < NMETHODS && rp->methods[k].method; k++) {
+		const char *m = rp->methods[k].method;
+
 		alen += (size_t)snprintf(info->allow + alen, sizeof(info->allow) - alen, "%s%s%s",
-					 alen ? ", " : "", r->method,
-					 strcmp(r->method, "GET") == 0 ? ", HEAD" : "");
+					 alen ? ", " : "", m, strcmp(m, "GET") == 0 ? ", HEAD" : "");
 		if (alen >= sizeof(info->allow))
 			alen = sizeof(info->allow) - 1;
 	}

@@ -195,6 +195,8 @@ const char *http_origin_form(const char *target, size_t len)
 {
 	size_t i;
 
+	if (len == 0 || (target[0] != 'h' && target[0] != 'H'))
+		return target;	/* the origin form, "/...", every usual request */
 	if (len >= 7 && strncasecmp(target, "http://", 7) == 0)
 		i = 7;
 	else if (len >= 8 && strncasecmp(target, "https://", 8) == 0)
