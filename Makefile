@@ -203,9 +203,11 @@ reliability: deps-test
 	  DURABILITY_ROUNDS=40 ABUSE_SECONDS=30 ABUSE_IDLE=6000 ABUSE_SLOW=300 FUZZ_SECONDS=60 \
 	  BUILD=$(BUILD) bash tests/integration/$$s.sh || fail=1; done; exit $$fail
 
-# the OpenAPI spec, linted with Redocly (npm); the container image (podman or docker)
+# the OpenAPI spec, linted with Redocly (npm; a pinned release: "@1" took
+# 1.34.21, whose @redocly/respect-core@1.34.21 the registry does not have);
+# the container image (podman or docker)
 lint-spec:
-	npx --yes @redocly/cli@1 lint api/openapi.yaml
+	npx --yes @redocly/cli@1.34.20 lint api/openapi.yaml
 image:
 	@if command -v podman >/dev/null; then podman build --format docker --pull=never -f docker/Dockerfile -t collisiond .; \
 	 else docker build -f docker/Dockerfile -t collisiond .; fi

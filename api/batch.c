@@ -30,6 +30,12 @@ struct batch_sync {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	atomic_size_t left;		/* chunks not yet finished (written under mu) */
+	/* the answer's cap (the caller's buffer limit, 0: none) shared by the
+	 * chunks: the bytes they hold together, and whether they passed it
+	 * (every chunk then stops: the answer is a 413 whatever comes next) */
+	size_t cap;
+	atomic_size_t bytes;
+	atomic_int over;
 };
 
 /* Items [a, b) of a job, answered into their own buffer. */
@@ -59,10 +65,19 @@ struct batch_pool {
 };
 
 /* Items [c->a, c->b), comma-separated for JSON (none before item 0). */
+/* c's answer goes over the cap: it stops, and so do the others. */
+static void chunk_over(struct chunk *c)
+{
+	c->out.over = c->out.oom = 1;
+	if (c->sync)
+		atomic_store_explicit(&c->sync->over, 1, memory_order_relaxed);
+}
+
 static void chunk_run(struct chunk *c)
 {
 	const struct batch_job *job = c->job;
-	size_t i;
+	struct batch_sync *sync = c->sync;
+	size_t i, held = c->out.len;
 
 	c->res = CORE_OK;
 	for (i = c->a; i < c->b; i++) {
@@ -72,6 +87,23 @@ static void chunk_run(struct chunk *c)
 		if (c->res != CORE_OK) {
 			c->failed = i;
 			return;
+		}
+		/* over the cap (this buffer's, or all the chunks' together):
+		 * the answer is a 413, the rest is not worth computing */
+		if (c->out.over) {
+			chunk_over(c);
+			return;
+		}
+		if (sync && sync->cap) {
+			size_t add = c->out.len - held;
+
+			held = c->out.len;
+			if (atomic_fetch_add_explicit(&sync->bytes, add, memory_order_relaxed) + add >
+				    sync->cap ||
+			    atomic_load_explicit(&sync->over, memory_order_relaxed)) {
+				chunk_over(c);
+				return;
+			}
 		}
 	}
 }
@@ -328,6 +360,9 @@ static enum core_result run_split(struct batch_pool *p, const struct batch_job *
 		return CORE_ENOMEM;
 	}
 	atomic_init(&sync.left, nchunks - 1);
+	sync.cap = out->limit;
+	atomic_init(&sync.bytes, out->len);
+	atomic_init(&sync.over, 0);
 	pthread_mutex_init(&sync.mu, NULL);
 	pthread_cond_init(&sync.cv, NULL);
 	for (k = 0; k < nchunks; k++) {
@@ -336,6 +371,7 @@ static enum core_result run_split(struct batch_pool *p, const struct batch_job *
 		c->a = k * per < job->n ? k * per : job->n;
 		c->b = c->a + per < job->n ? c->a + per : job->n;
 		buf_init(&c->out);
+		buf_set_limit(&c->out, out->limit);	/* no chunk alone past the cap */
 		buf_reserve(&c->out, (c->b - c->a) * job->answer_bytes + BATCH_ITEM_ROOM);
 		c->scratch = sb ? scratch + k * sb : NULL;
 		c->sync = &sync;
@@ -372,7 +408,10 @@ static enum core_result run_split(struct batch_pool *p, const struct batch_job *
 			res = ch[k].res;
 			*failed = ch[k].failed;
 		}
-		if (res == CORE_OK) {
+		if (res == CORE_OK && ch[k].out.over) {
+			/* cut short: the answer is over the cap, not this part */
+			out->over = out->oom = 1;
+		} else if (res == CORE_OK) {
 			buf_append(out, ch[k].out.data ? ch[k].out.data : "", ch[k].out.len);
 			if (ch[k].out.oom)
 				out->oom = 1;
