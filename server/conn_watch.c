@@ -124,13 +124,14 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
-int conn_watch_start(struct conn_watch *w, struct log *log)
+int conn_watch_start(struct conn_watch *w, struct log *log, unsigned linger_cap)
 {
 	struct epoll_event ev;
 	size_t i;
 
 	memset(w, 0, sizeof(*w));
 	w->log = log;
+	w->linger_cap = linger_cap < LINGER_MAX_SOCKETS ? linger_cap : LINGER_MAX_SOCKETS;
 	w->head.next = w->head.prev = &w->head;
 	atomic_init(&w->cuts, 0);
 	atomic_init(&w->stop, 0);
@@ -211,7 +212,7 @@ void conn_watch_linger(struct conn_watch *w, int fd)
 	int dupfd;
 
 	pthread_mutex_lock(&w->lock);
-	for (i = 0; i < LINGER_MAX_SOCKETS && !l; i++)
+	for (i = 0; i < w->linger_cap && !l; i++)
 		if (w->linger[i].fd < 0)
 			l = &w->linger[i];
 	if (!l)

@@ -63,6 +63,7 @@ struct conn_watch {
 	int epfd, wakefd;		/* lingering sockets; eventfd to stop */
 	atomic_int stop;
 	struct lingering linger[LINGER_MAX_SOCKETS];	/* slots: taken under the lock */
+	unsigned linger_cap;			/* slots in use at most */
 	struct watched_conn head;		/* sentinel of a circular list */
 	struct log *log;
 	atomic_ulong cuts;			/* connections cut so far */
@@ -71,8 +72,10 @@ struct conn_watch {
 /* Nanoseconds on CLOCK_MONOTONIC. */
 uint64_t watch_now_ns(void);
 
-/* Initialise w and start its thread. 0, or -1 (w then owns nothing). */
-int conn_watch_start(struct conn_watch *w, struct log *log);
+/* Initialise w and start its thread, with at most linger_cap sockets
+ * lingering at once (<= LINGER_MAX_SOCKETS: the descriptors they hold are
+ * reserved out of the connection limit). 0, or -1 (w then owns nothing). */
+int conn_watch_start(struct conn_watch *w, struct log *log, unsigned linger_cap);
 
 /* Stop the thread and release w. Connections still registered are left
  * alone (libmicrohttpd closes them). */
@@ -86,7 +89,7 @@ void conn_watch_remove(struct conn_watch *w, struct watched_conn *c);
 
 /* Keep a duplicate of socket fd (answered, FIN sent, about to be closed by
  * libmicrohttpd) and drop what it still receives; see above. A no-op when
- * LINGER_MAX_SOCKETS are already lingering. */
+ * linger_cap sockets are already lingering. */
 void conn_watch_linger(struct conn_watch *w, int fd);
 
 /* Set c's deadline (0 = none) and what it is for. Any thread owning c. */

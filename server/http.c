@@ -11,18 +11,32 @@
 
 #include "config.h"
 
-/* A connection limit the descriptor limit can carry, with room for the
- * listen sockets, epoll and wake-up descriptors, data files and logs. */
-unsigned http_connection_limit(unsigned threads)
+static rlim_t fd_limit(void)
 {
 	struct rlimit rl;
-	rlim_t n = 1024;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		n = rl.rlim_cur;
-	else if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
-		n = 65536;
-	n = n > 64 + 4 * (rlim_t)threads ? n - 64 - 4 * (rlim_t)threads : 16;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 1024;
+	return rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur : 65536;
+}
+
+unsigned http_linger_limit(void)
+{
+	rlim_t n = fd_limit() / 4;
+
+	return n < LINGER_MAX_SOCKETS ? (unsigned)n : LINGER_MAX_SOCKETS;
+}
+
+/* A connection limit the descriptor limit can carry, with room for the
+ * listen sockets, epoll and wake-up descriptors, data files and logs, and
+ * the sockets lingering after an early answer (http_linger_limit: they hold
+ * a descriptor of their own once their connection has closed; counted
+ * apart, they once took the daemon past its limit). */
+unsigned http_connection_limit(unsigned threads)
+{
+	rlim_t n = fd_limit(), keep = 64 + 4 * (rlim_t)threads + http_linger_limit();
+
+	n = n > keep + 16 ? n - keep : 16;
 	return n > 65536 ? 65536 : (unsigned)n;
 }
 
@@ -97,7 +111,7 @@ int http_start(const struct http_params *p, struct http_server **out, char *err,
 				       cfg->header_timeout : cfg->connection_timeout) * 1000000000u;
 	s->body_ns = (uint64_t)cfg->body_timeout * 1000000000u;
 	s->body_rate = cfg->min_body_rate;
-	if (conn_watch_start(&s->watch, p->log)) {
+	if (conn_watch_start(&s->watch, p->log, http_linger_limit())) {
 		snprintf(err, errlen, "cannot start the connection deadline thread");
 		free(s);
 		return -1;

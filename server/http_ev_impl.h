@@ -70,6 +70,9 @@ struct ev_worker {
 	struct ev_conn conns;		/* sentinel of a circular list */
 	uint64_t now_sec;		/* CLOCK_MONOTONIC_COARSE seconds, read once per wake-up */
 	uint64_t swept_sec;		/* the last idle sweep */
+	uint64_t accept_resume_ns;	/* out of descriptors: lfd left epoll until then (0: in it) */
+	uint64_t fd_warned_sec;		/* the last warning of that, and those since */
+	unsigned long fd_refusals;
 	time_t date_sec;		/* the Date header, formatted once a second */
 	char date[40];
 } __attribute__((aligned(64)));

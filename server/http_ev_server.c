@@ -19,6 +19,39 @@
 #include "log.h"
 
 #define EV_EVENTS 64
+/* Out of descriptors (EMFILE, ENFILE): the listening socket leaves epoll for
+ * this long, as nginx stops accepting for a while, instead of waking the
+ * worker at once again (it is level-triggered) to fail the same accept; and
+ * one warning at most every FD_WARN_SEC, counting the refusals between. */
+#define ACCEPT_PAUSE_NS (100 * 1000 * 1000)
+#define FD_WARN_SEC 10
+
+static void listen_on(struct ev_worker *w)
+{
+	struct epoll_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.events = EPOLLIN;
+	e.data.ptr = &w->lfd;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->lfd, &e) == 0)
+		w->accept_resume_ns = 0;
+	else
+		w->accept_resume_ns = now_ns() + ACCEPT_PAUSE_NS;	/* try again then */
+}
+
+static void accept_pause(struct ev_worker *w, int err)
+{
+	epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->lfd, NULL);
+	w->accept_resume_ns = now_ns() + ACCEPT_PAUSE_NS;
+	w->fd_refusals++;
+	if (w->fd_warned_sec && w->now_sec - w->fd_warned_sec < FD_WARN_SEC)
+		return;
+	log_msg(w->s->p.log, LOG_WARN,
+		"accept: %s: new connections wait, 100 ms at a time (%lu refused since the last such warning); raise the descriptor limit (ulimit -n)",
+		strerror(err), w->fd_refusals);
+	w->fd_warned_sec = w->now_sec ? w->now_sec : 1;
+	w->fd_refusals = 0;
+}
 
 static void accept_all(struct ev_worker *w)
 {
@@ -36,7 +69,9 @@ static void accept_all(struct ev_worker *w)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
+			if (errno == EMFILE || errno == ENFILE)
+				accept_pause(w, errno);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK)
 				log_msg(s->p.log, LOG_WARN, "accept: %s", strerror(errno));
 			return;
 		}
@@ -84,6 +119,7 @@ static void worker_drain(struct ev_worker *w)
 		epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->lfd, NULL);
 		close(w->lfd);
 		w->lfd = -1;
+		w->accept_resume_ns = 0;
 	}
 	for (c = w->conns.next; c != &w->conns; c = next) {
 		next = c->next;
@@ -129,8 +165,10 @@ static void *worker_main(void *arg)
 	while (phase != EV_STOP) {
 		int i, n, woken = 0;
 
-		n = epoll_wait(w->epfd, evs, EV_EVENTS, 1000);
+		n = epoll_wait(w->epfd, evs, EV_EVENTS, w->accept_resume_ns ? 20 : 1000);
 		w->now_sec = coarse_sec();
+		if (w->accept_resume_ns && w->lfd >= 0 && now_ns() >= w->accept_resume_ns)
+			listen_on(w);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)

@@ -189,4 +189,8 @@ int http_bind_address(const struct config *cfg, struct sockaddr_storage *ss, int
 /* A connection limit the descriptor limit can carry. */
 unsigned http_connection_limit(unsigned threads);
 
+/* How many sockets may linger at once (conn_watch_linger): a quarter of the
+ * descriptor limit, at most LINGER_MAX_SOCKETS. */
+unsigned http_linger_limit(void);
+
 #endif

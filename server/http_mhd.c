@@ -171,10 +171,20 @@ static enum MHD_Result begin_request(struct http_server *s, struct MHD_Connectio
 				     struct request *r, const char *method, const char *version)
 {
 	int close_now;
+	const char *m;
 
 	http_request_start(r, method);
 	http_in_flight_add(s, 1);
 	r->verdict = http_check_head(c, version, &r->head, r->msg, sizeof(r->msg), &close_now);
+	/* libmicrohttpd takes any bytes for a method (ESC, CR, DEL): refused
+	 * as the epoll engine's parser refuses them, and closed */
+	for (m = method; *m && http_is_tchar((unsigned char)*m); m++)
+		;
+	if (*m || m == method) {
+		r->verdict = API_INVALID_REQUEST;
+		snprintf(r->msg, sizeof(r->msg), "request line: the method is not a token");
+		close_now = 1;
+	}
 	switch (http_request_head(s, r, method, close_now)) {
 	case HTTP_NEXT_REFUSE:
 		return answer_before_body(c, r);

@@ -206,13 +206,16 @@ void http_body_release(struct request *r)
 
 void http_request_start(struct request *r, const char *method)
 {
-	size_t n = strlen(method);
+	size_t n = strlen(method), i;
 
 	r->started = 1;
 	r->t0_ns = now_ns();
 	if (n >= sizeof(r->method))
 		n = sizeof(r->method) - 1;
-	memcpy(r->method, method, n);
+	/* what the logs show of it: token bytes only (an engine that took a
+	 * method with ESC or CR in it must not write them to a terminal) */
+	for (i = 0; i < n; i++)
+		r->method[i] = http_is_tchar((unsigned char)method[i]) ? method[i] : '?';
 	r->method[n] = '\0';
 }
 

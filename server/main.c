@@ -1,5 +1,5 @@
 /* main.c - collisiond: parse the configuration, start the store, the
- * optional persistence and the HTTP server, wait for SIGTERM/SIGINT, stop. */
+ * optional persistence and the HTTP server, wait for SIGTERM/SIGINT/SIGHUP, stop. */
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -38,7 +38,7 @@ static void raise_fd_limit(void)
 	}
 }
 
-/* Serve until SIGTERM or SIGINT; the exit status. sigs is blocked in every
+/* Serve until SIGTERM, SIGINT or SIGHUP; the exit status. sigs is blocked in every
  * thread (they inherit the mask), so only the sigwait below receives them. */
 static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 {
@@ -117,8 +117,10 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 		log_msg(log, LOG_ERROR, "%s", err);
 		goto out_close_persist;
 	}
-	log_msg(log, LOG_INFO, "collisiond %s listening on %s%s:%u (%s, %s engine, %u thread%s)%s",
-		COLLISIOND_VERSION, cfg->tls_cert ? "https://" : "http://", cfg->bind,
+	/* an IPv6 address in brackets, as a URL has it: http://[::1]:8080 */
+	log_msg(log, LOG_INFO, "collisiond %s listening on %s%s%s%s:%u (%s, %s engine, %u thread%s)%s",
+		COLLISIOND_VERSION, cfg->tls_cert ? "https://" : "http://",
+		strchr(cfg->bind, ':') ? "[" : "", cfg->bind, strchr(cfg->bind, ':') ? "]" : "",
 		http_port(http), cfg->api_key ? "API key required" : "no API key",
 		http_engine_name(http), cfg->threads, cfg->threads == 1 ? "" : "s", cfg->demo ? ", demo mesh loaded" : "");
 	if (have_backend && store_backend_start(&backend)) {
@@ -130,8 +132,9 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 	do {
 		if (sigwait(sigs, &sig) != 0)
 			sig = SIGTERM;
-	} while (sig != SIGTERM && sig != SIGINT);
-	log_msg(log, LOG_INFO, "%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	} while (sig != SIGTERM && sig != SIGINT && sig != SIGHUP);
+	log_msg(log, LOG_INFO, "%s: stopping", sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" :
+		"SIGHUP");
 	status = 0;
 
 out_stop_http:
@@ -182,6 +185,10 @@ int main(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
+	/* the terminal of `make run` closing: a stop like the others (it once
+	 * killed the daemon at once, requests in flight and buffered access
+	 * lines lost); there is nothing to reload */
+	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 

@@ -167,4 +167,11 @@ fi
 test_expect 'SIGTERM stops the daemon with exit status 0' '
 	stop_daemon TERM && [ "$daemon_rc" = 0 ]
 '
+# SIGHUP (the terminal of `make run` closing) once killed it at once (exit
+# 129), the access lines still buffered lost: a stop like the others
+test_expect 'SIGHUP stops the daemon cleanly: exit 0, its last request logged' '
+	: >"$TMP/daemon.log" && start_daemon --log-level info &&
+	expect 200 GET /healthz && stop_daemon HUP && echo "rc $daemon_rc" && [ "$daemon_rc" = 0 ] &&
+	grep -q "SIGHUP: stopping" "$TMP/daemon.log" && grep -q "access method=GET path=/healthz" "$TMP/daemon.log"
+'
 test_done
