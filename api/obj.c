@@ -420,6 +420,12 @@ enum api_err obj_parse(const char *text, size_t len, size_t max_tris,
 		text = "";
 	p = text;
 	end = text + len;
+	/* a UTF-8 byte order mark (editors on Windows write one) is no part of
+	 * the first line: read past it, as the STL reader does (it once hid
+	 * the first vertex and shifted every index after it) */
+	if (len >= 3 && (unsigned char)p[0] == 0xef && (unsigned char)p[1] == 0xbb &&
+	    (unsigned char)p[2] == 0xbf)
+		p += 3;
 	while (p < end) {
 		eol = memchr(p, '\n', (size_t)(end - p));
 		if (!eol)

@@ -339,7 +339,11 @@ enum api_err stl_parse(const void *data, size_t len, size_t max_tris,
 		if ((uint64_t)len == want)
 			return stl_binary(b, (uint32_t)count, max_tris, out, &o);
 	}
-	if (stl_is_ascii(b, len, &start))
+	/* text that starts with "solid" is ASCII STL, unless it holds a NUL,
+	 * which text never does: a binary file whose 80-byte header a CAD
+	 * exporter began with "solid", and whose size is off, is told so (its
+	 * ASCII reading once answered "line 1: ... without 'endsolid'") */
+	if (stl_is_ascii(b, len, &start) && !(len >= STL_HEADER && memchr(b, '\0', len)))
 		return stl_ascii((const char *)data + start, len - start, max_tris, out, &o);
 	if (len < STL_HEADER)
 		return stl_fail(&o, API_INVALID_MESH,
