@@ -25,18 +25,25 @@ static inline uint64_t hash_word(uint64_t h, uint32_t w)
 	return (h ^ w) * HASH_PRIME;
 }
 
-size_t persist_encoded_size(size_t nvert, size_t ntri)
+/* Format 2 only with a version to keep: a mesh without one (Redis blobs)
+ * stays in format 1, which a replica not yet upgraded still reads. */
+static size_t header_bytes(uint64_t version)
 {
-	size_t v, t;
+	return version ? HEADER_BYTES : HEADER1_BYTES;
+}
 
-	if (nvert > (SIZE_MAX - HEADER_BYTES - TRAILER_BYTES) / 12 ||
-	    ntri > (SIZE_MAX - HEADER_BYTES - TRAILER_BYTES) / 12)
+size_t persist_encoded_size(size_t nvert, size_t ntri, uint64_t version)
+{
+	size_t v, t, h = header_bytes(version);
+
+	if (nvert > (SIZE_MAX - h - TRAILER_BYTES) / 12 ||
+	    ntri > (SIZE_MAX - h - TRAILER_BYTES) / 12)
 		return 0;
 	v = nvert * 12;
 	t = ntri * 12;
-	if (v > SIZE_MAX - HEADER_BYTES - TRAILER_BYTES - t)
+	if (v > SIZE_MAX - h - TRAILER_BYTES - t)
 		return 0;
-	return HEADER_BYTES + v + t + TRAILER_BYTES;
+	return h + v + t + TRAILER_BYTES;
 }
 
 /* A buffered writer that converts to little-endian and hashes as it goes;
@@ -112,14 +119,16 @@ static int write_mesh(struct wstream *w, const float *xyz, size_t nvert, const u
 	memcpy(magic, PERSIST_MAGIC, 8);
 	ws_put(w, le32toh(magic[0]));
 	ws_put(w, le32toh(magic[1]));
-	ws_put(w, PERSIST_VERSION);
+	ws_put(w, version ? PERSIST_VERSION : 1);
 	ws_put(w, 0);
 	ws_put(w, (uint32_t)nvert);
 	ws_put(w, (uint32_t)((uint64_t)nvert >> 32));
 	ws_put(w, (uint32_t)ntri);
 	ws_put(w, (uint32_t)((uint64_t)ntri >> 32));
-	ws_put(w, (uint32_t)version);
-	ws_put(w, (uint32_t)(version >> 32));
+	if (version) {
+		ws_put(w, (uint32_t)version);
+		ws_put(w, (uint32_t)(version >> 32));
+	}
 	ws_put_words(w, xyz, nvert * 3);
 	ws_put_words(w, idx, ntri * 3);
 	h = w->hash;
@@ -155,7 +164,7 @@ int persist_write_fd(int fd, const float *xyz, size_t nvert, const uint32_t *idx
 int persist_encode(const float *xyz, size_t nvert, const uint32_t *idx, size_t ntri,
 		   uint64_t version, void **out, size_t *len)
 {
-	size_t size = persist_encoded_size(nvert, ntri);
+	size_t size = persist_encoded_size(nvert, ntri, version);
 	struct wstream *w;
 	int rc;
 

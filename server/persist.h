@@ -15,8 +15,9 @@
  *   end-8   8             checksum: FNV-1a-style 64-bit hash of the 32-bit
  *                         words from offset 0 up to here
  *
- * Format 1, the same without the version (a 32-byte header), is still
- * read, as version 0: files written before the version was kept.
+ * Format 1, the same without the version (a 32-byte header), is read as
+ * version 0, and written for a mesh with no version to keep (version 0:
+ * Redis blobs, which replicas of an earlier release then still read).
  *
  * Nothing here knows where the bytes live; the backends (store_dir.c,
  * store_redis.c) own files, keys and their ordering.
@@ -31,8 +32,9 @@
 #define PERSIST_VERSION 2
 #define PERSIST_SUFFIX ".mesh"
 
-/* Bytes of the encoded form of a mesh, or 0 when it would overflow size_t. */
-size_t persist_encoded_size(size_t nvert, size_t ntri);
+/* Bytes of the encoded form of a mesh (format 2 with a version, 1 without),
+ * or 0 when it would overflow size_t. */
+size_t persist_encoded_size(size_t nvert, size_t ntri, uint64_t version);
 
 /* Encode, with version (0: none), into a malloc'd buffer (*out, *len; the
  * caller frees). 0, or -1 when out of memory (errno ENOMEM) or the size

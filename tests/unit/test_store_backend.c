@@ -64,7 +64,7 @@ START_TEST(test_encode_decode_round_trip)
 	char filebuf[256];
 
 	ck_assert_int_eq(persist_encode(tri_xyz, 4, tri_idx, 4, UINT64_C(0x500000007), &blob, &len), 0);
-	ck_assert_uint_eq(len, persist_encoded_size(4, 4));
+	ck_assert_uint_eq(len, persist_encoded_size(4, 4, UINT64_C(0x500000007)));
 	ck_assert_uint_eq(len, 40 + 12 * 4 + 12 * 4 + 8);
 	ck_assert_int_eq(persist_decode(blob, len, 0, &xyz, &nv, &idx, &nt, &version, err,
 					sizeof(err)), 0);
@@ -97,11 +97,13 @@ START_TEST(test_encode_decode_round_trip)
 END_TEST
 
 /* A file of format 1 (written before versions were kept: a 32-byte header)
- * still reads, as version 0. Built here from a format 2 encoding: the
- * version words cut out, the format word set to 1, the checksum redone. */
+ * still reads, as version 0, and a mesh with no version (a Redis blob) is
+ * still written in it, byte for byte: built here from a format 2 encoding,
+ * the version words cut out, the format word set to 1, the checksum redone. */
 START_TEST(test_format1_reads)
 {
-	void *blob;
+	void *blob, *blob0;
+	size_t len0;
 	size_t len, nv, nt, i;
 	unsigned char *v1;
 	uint32_t w;
@@ -124,6 +126,10 @@ START_TEST(test_format1_reads)
 	memcpy(v1 + len - 16, &w, 4);
 	w = htole32((uint32_t)(h >> 32));
 	memcpy(v1 + len - 12, &w, 4);
+	ck_assert_int_eq(persist_encode(tri_xyz, 4, tri_idx, 4, 0, &blob0, &len0), 0);
+	ck_assert_uint_eq(len0, len - 8);
+	ck_assert_int_eq(memcmp(blob0, v1, len0), 0);
+	free(blob0);
 	ck_assert_int_eq(persist_decode(v1, len - 8, 0, &xyz, &nv, &idx, &nt, &version, err,
 					sizeof(err)), 0);
 	ck_assert_uint_eq(version, 0);
@@ -144,8 +150,9 @@ END_TEST
 
 START_TEST(test_encoded_size_overflow)
 {
-	ck_assert_uint_eq(persist_encoded_size(SIZE_MAX / 12, 1), 0);
-	ck_assert_uint_eq(persist_encoded_size(1, SIZE_MAX / 8), 0);
+	ck_assert_uint_eq(persist_encoded_size(SIZE_MAX / 12, 1, 1), 0);
+	ck_assert_uint_eq(persist_encoded_size(1, SIZE_MAX / 8, 0), 0);
+	ck_assert_uint_eq(persist_encoded_size(4, 4, 0), 32 + 12 * 4 + 12 * 4 + 8);
 }
 END_TEST
 
