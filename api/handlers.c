@@ -271,6 +271,11 @@ void api_handle(const struct api_ctx *ctx, const struct api_request *req, struct
 	}
 	buf_set_limit(&resp->body, ctx->limits.max_response_bytes);	/* see buf.h */
 	handlers[m.op](ctx, req, &m, resp);
+	if (resp->body.over || resp->body.oom) {
+		/* not answered: nothing of it is counted as answered */
+		resp->rays = 0;
+		memset(resp->world_shots, 0, sizeof(resp->world_shots));
+	}
 	if (resp->body.over)
 		api_respond_over_cap(resp, ctx->limits.max_response_bytes);
 	else if (resp->body.oom)

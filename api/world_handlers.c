@@ -430,7 +430,9 @@ static void world_query(const struct api_ctx *ctx, const struct api_request *req
 	run.v = v;
 	run.q = &q;
 	run.static_only = static_only;
-	run.outcome = malloc(q.n ? q.n : 1);
+	/* zeroed: a batch cut short by the response cap leaves the shots it
+	 * did not run unwritten (their outcomes are then not counted) */
+	run.outcome = calloc(q.n ? q.n : 1, 1);
 	if (!run.outcome) {
 		api_respond_error(resp, API_INTERNAL, core_result_str(CORE_ENOMEM));
 		goto out_release_view;
@@ -448,12 +450,14 @@ static void world_query(const struct api_ctx *ctx, const struct api_request *req
 	} else if (r != CORE_OK) {
 		api_respond_error(resp, r == CORE_ENOMEM ? API_INTERNAL : API_INVALID_REQUEST,
 				  core_result_str(r));
-	} else {
+	} else if (!resp->body.over && !resp->body.oom) {
+		/* only answered requests count: one over the cap stopped early */
 		uint64_t count[3] = { 0, 0, 0 };
 
 		resp->rays = q.n;
-		for (i = 0; !static_only && i < q.n; i++)	/* only answered requests count */
-			count[run.outcome[i]]++;
+		for (i = 0; !static_only && i < q.n; i++)
+			if (run.outcome[i] < 3)
+				count[run.outcome[i]]++;
 		memcpy(resp->world_shots, count, sizeof(count));
 	}
 	free(run.outcome);

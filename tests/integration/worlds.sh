@@ -249,7 +249,8 @@ test_expect 'metrics: worlds held, snapshots ingested, their memory, shots by ou
 	[ -n "$snapbytes" ] && [ $((snapbytes % 2097152)) -eq 0 ] &&
 	grep -qE "^collisiond_world_shots_total\{outcome=\"entity\"\} [1-9]" "$TMP/body" &&
 	grep -qE "^collisiond_world_shots_total\{outcome=\"static\"\} [1-9]" "$TMP/body" &&
-	grep -qE "^collisiond_world_shots_total\{outcome=\"miss\"\} [1-9]" "$TMP/body"
+	grep -qE "^collisiond_world_shots_total\{outcome=\"miss\"\} [1-9]" "$TMP/body" &&
+	grep -qE "^collisiond_http_requests_total\{route=\"/v1/worlds/\{world\}/snapshots\",method=\"POST\",status=\"409\"\} [3-9]" "$TMP/body"
 '
 test_expect 'DELETE a world: 204, then 404' '
 	expect 204 DELETE $W && expect 404 GET $W && errcode world_not_found
