@@ -57,6 +57,39 @@ test_expect 'read key: DELETE is 403 forbidden and the mesh stays' '
 test_expect 'the key is checked before the body: 401 for a bad upload without a key' '
 	expect 401 PUT /v1/meshes/x -H "Content-Type: text/plain" --data-binary "junk" && errcode unauthorized
 '
+# A NUL in the Authorization header: the epoll engine refuses the head
+# (400); libmicrohttpd (the TLS engine) cuts the value at the NUL before the
+# daemon sees it, so only a whole key before the NUL can pass there: a part
+# of one never does, on either engine.
+test_expect 'a NUL in Authorization: a part of a key before it never passes (both engines)' '
+	python3 - "$PORT" "$(free_port)" "$DAEMON" <<"PY"
+import socket, subprocess, sys, time
+port, mport, daemon = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+d = subprocess.Popen([daemon, "--bind", "127.0.0.1", "--port", str(mport), "--http-engine", "mhd",
+                      "--demo", "--api-key", "s3cret-write", "--read-key", "r3ad-only"],
+                     stderr=subprocess.DEVNULL)
+def status(p, auth):
+    s = socket.create_connection(("127.0.0.1", p), timeout=5)
+    s.sendall(b"GET /v1/meshes HTTP/1.1\r\nHost: a\r\nConnection: close\r\nAuthorization: " + auth + b"\r\n\r\n")
+    out = s.recv(200)
+    s.close()
+    return int(out.split(b" ")[1])
+try:
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", mport), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    for auth in (b"Bearer r3ad\x00-only", b"Bearer s3cret\x00-write", b"Bearer \x00r3ad-only"):
+        assert status(port, auth) == 400, (auth, "epoll")
+        assert status(mport, auth) == 401, (auth, "mhd")
+    assert status(port, b"Bearer r3ad-only") == 200 and status(mport, b"Bearer r3ad-only") == 200
+finally:
+    d.terminate()
+    d.wait()
+PY
+'
 stop_daemon
 
 DAEMON_ENV="COLLISIOND_API_KEY=from-env COLLISIOND_READ_KEY=env-read"
