@@ -64,7 +64,6 @@ struct batch_pool {
 	pthread_t *threads;
 };
 
-/* Items [c->a, c->b), comma-separated for JSON (none before item 0). */
 /* c's answer goes over the cap: it stops, and so do the others. */
 static void chunk_over(struct chunk *c)
 {
@@ -73,13 +72,24 @@ static void chunk_over(struct chunk *c)
 		atomic_store_explicit(&c->sync->over, 1, memory_order_relaxed);
 }
 
+/* Items [c->a, c->b), comma-separated for JSON (none before item 0). A
+ * split chunk adds what it wrote to the chunks' shared count every
+ * CAP_STEP bytes (an atomic add per item, on one line for every thread,
+ * would cost the big batches their scaling), so together they pass the cap
+ * by at most CAP_STEP a chunk before all stop. */
+#define CAP_STEP 8192
+
 static void chunk_run(struct chunk *c)
 {
 	const struct batch_job *job = c->job;
-	struct batch_sync *sync = c->sync;
-	size_t i, held = c->out.len;
+	struct batch_sync *sync = c->sync && c->sync->cap ? c->sync : NULL;
+	size_t i, told = c->out.len;
 
 	c->res = CORE_OK;
+	if (sync && atomic_load_explicit(&sync->over, memory_order_relaxed)) {
+		chunk_over(c);
+		return;
+	}
 	for (i = c->a; i < c->b; i++) {
 		if (i && job->framing == BATCH_JSON)
 			buf_putc(&c->out, ',');
@@ -94,10 +104,10 @@ static void chunk_run(struct chunk *c)
 			chunk_over(c);
 			return;
 		}
-		if (sync && sync->cap) {
-			size_t add = c->out.len - held;
+		if (sync && c->out.len - told >= CAP_STEP) {
+			size_t add = c->out.len - told;
 
-			held = c->out.len;
+			told = c->out.len;
 			if (atomic_fetch_add_explicit(&sync->bytes, add, memory_order_relaxed) + add >
 				    sync->cap ||
 			    atomic_load_explicit(&sync->over, memory_order_relaxed)) {

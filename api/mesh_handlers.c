@@ -69,6 +69,17 @@ static void respond_persist_error(struct api_response *resp, int pr, const char 
 		api_respond_error(resp, API_INTERNAL, failed);
 }
 
+/* 1 when memory holds name (*version, if not NULL, its version). */
+static int stored(struct store *st, const char *name, uint64_t *version)
+{
+	int held;
+
+	store_read_begin();
+	held = store_peek(st, name, version) != NULL;
+	store_read_end();
+	return held;
+}
+
 void handle_mesh_delete(const struct api_ctx *ctx, const struct api_request *req,
 			const struct api_match *m, struct api_response *resp)
 {
@@ -77,9 +88,7 @@ void handle_mesh_delete(const struct api_ctx *ctx, const struct api_request *req
 
 	if (ctx->persist_lock)
 		ctx->persist_lock(ctx->persist_cls, m->name);
-	store_read_begin();
-	held = store_peek(ctx->store, m->name, NULL) != NULL;
-	store_read_end();
+	held = stored(ctx->store, m->name, NULL);
 	/* the durable store decides, also for a name this process has not
 	 * (yet) got: a replica behind on a PUT made elsewhere, or a mesh left
 	 * unloaded by --max-meshes */
@@ -178,9 +187,7 @@ void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 		/* the version this PUT gives, persisted with the mesh so that a
 		 * restart gives it back (no other writer of the name runs under
 		 * the lock: it is what store_put would choose) */
-		store_read_begin();
-		exists = store_peek(ctx->store, m->name, &next) != NULL;
-		store_read_end();
+		exists = stored(ctx->store, m->name, &next);
 		next = exists ? next + 1 : 1;
 	}
 	/* a replace changes no count: only new names take the create lock */

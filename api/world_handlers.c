@@ -431,7 +431,7 @@ static void world_query(const struct api_ctx *ctx, const struct api_request *req
 	run.q = &q;
 	run.static_only = static_only;
 	/* zeroed: a batch cut short by the response cap leaves the shots it
-	 * did not run unwritten (their outcomes are then not counted) */
+	 * did not run unwritten */
 	run.outcome = calloc(q.n ? q.n : 1, 1);
 	if (!run.outcome) {
 		api_respond_error(resp, API_INTERNAL, core_result_str(CORE_ENOMEM));
@@ -450,14 +450,14 @@ static void world_query(const struct api_ctx *ctx, const struct api_request *req
 	} else if (r != CORE_OK) {
 		api_respond_error(resp, r == CORE_ENOMEM ? API_INTERNAL : API_INVALID_REQUEST,
 				  core_result_str(r));
-	} else if (!resp->body.over && !resp->body.oom) {
-		/* only answered requests count: one over the cap stopped early */
+	} else {
+		/* a batch over the cap stopped early: its unrun outcomes are the
+		 * calloc's zeros, and api_handle counts none of it (a 413) */
 		uint64_t count[3] = { 0, 0, 0 };
 
 		resp->rays = q.n;
 		for (i = 0; !static_only && i < q.n; i++)
-			if (run.outcome[i] < 3)
-				count[run.outcome[i]]++;
+			count[run.outcome[i]]++;
 		memcpy(resp->world_shots, count, sizeof(count));
 	}
 	free(run.outcome);

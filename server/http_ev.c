@@ -450,9 +450,6 @@ static int process_body(struct ev_conn *c)
 		}
 		c->in_off += n;
 		c->body_left -= n;
-		/* over its limit (a length under it is checked before): now */
-		if (r->discarding)
-			return answer_refusal(c);
 		if (!c->body_left)
 			return body_done(c);
 	} else {

@@ -175,7 +175,6 @@ static enum sb_result redis_put(struct store_backend *b, const char *name, const
 
 	if (!atomic_load(&r->up))
 		return SB_UNAVAILABLE;
-	(void)version;
 	if (persist_encode(xyz, nvert, idx, ntri, 0, &blob, &len)) {
 		if (b->log)
 			log_msg(b->log, LOG_ERROR, "store: cannot encode %s: out of memory", name);
