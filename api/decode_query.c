@@ -65,21 +65,29 @@ int segment_qray(const double start[3], const double end[3], struct qray *r)
 	double d[3], len;
 	int k;
 
-	/* direction and length between the points as given, in double (what
-	 * the daemon has always answered: gcc 12 -O2 folded the float
-	 * round-trip the earlier code wrote); the ray starts at the float
-	 * start. The float range keeps the squares inside double's range. */
+	/* direction and length between the points as given, in double; the
+	 * ray starts at the float start. The float range keeps the squares
+	 * inside double's range. */
 	for (k = 0; k < 3; k++)
 		d[k] = end[k] - start[k];
 	len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
 	if (len == 0)
 		return -1;
+	/* a float difference is cast as given (qray_as_given): the segment's
+	 * own line, through whatever point it was aimed at */
+	if (qray_as_given(r, vec3_from(start), d, tmax_from(len))) {
+		r->length = len;
+		return 0;
+	}
+	/* else d / len, rounded (gcc 12 -O2 folded the float round-trip the
+	 * earlier code wrote) */
 	r->ray.origin = vec3_from(start);
 	for (k = 0; k < 3; k++)
 		r->dir[k] = d[k] / len;
 	r->ray.dir = v3((float)r->dir[0], (float)r->dir[1], (float)r->dir[2]);
 	r->length = len;
-	r->ray.tmax = tmax_from(len);
+	r->unit = 1;
+	r->ray.tmax = r->reach = tmax_from(len);
 	return 0;
 }
 

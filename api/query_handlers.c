@@ -168,7 +168,8 @@ static enum core_result item_obb(const void *cls, size_t i, void *scratch, struc
 	size_t bi;
 
 	if (q->boxes.n && obb_raycast_first(q->boxes.boxes, q->boxes.n, &r->ray, &bi, &h))
-		encode_obb_hit(b, bi, q->boxes.ids[bi], h.t, qray_point(r, h.t), h.normal, h.inside);
+		encode_obb_hit(b, bi, q->boxes.ids[bi], qray_distance(r, h.t), qray_point(r, h.t),
+			       h.normal, h.inside);
 	else
 		encode_miss(b);
 	return CORE_OK;
@@ -181,10 +182,12 @@ static void hitscan_answer(struct buf *b, const struct query *q, const struct qr
 			   int box_hit, size_t bi, const struct obb_hit *bh, uint32_t nh,
 			   const struct world_hit *wh)
 {
-	if (nh && (!box_hit || wh->distance <= bh->t))
+	float box_distance = box_hit ? qray_distance(r, bh->t) : INFINITY;
+
+	if (nh && (!box_hit || wh->distance <= box_distance))
 		encode_hitscan_mesh(b, wh->distance, wh->point, wh->normal, wh->triangle);
 	else if (box_hit)
-		encode_hitscan_box(b, bh->t, qray_point(r, bh->t), bh->normal, bi,
+		encode_hitscan_box(b, box_distance, qray_point(r, bh->t), bh->normal, bi,
 				   q->boxes.ids[bi]);
 	else
 		encode_hitscan_miss(b);

@@ -339,7 +339,7 @@ static enum api_err decode_shot(const cJSON *obj, const struct jpath *p, int che
 	if (e)
 		return e;
 	if (wf_shot_ray(x.origin.v, x.direction.v,
-			x.max_distance.given ? &x.max_distance.v[0] : NULL, &s->ray))
+			x.max_distance.given ? &x.max_distance.v[0] : NULL, s))
 		return fail_at(f, API_INVALID_REQUEST, &pd, "must not be zero");
 	if (x.time_ms.given) {
 		if (!num_ok(x.time_ms.raw, &s->time_ms))

@@ -179,18 +179,21 @@ enum api_err wf_radius(const cJSON *v, const struct jpath *p, float *out, struct
 	return API_OK;
 }
 
-/* A shot's ray: origin and direction as read_vec3 gives them, the direction
- * normalised in double, then rounded to float; max_distance (> 0) by tmax_from. */
+/* A shot's ray: origin and direction as read_vec3 gives them, cast as
+ * qray_init casts a mesh ray (a float direction as given, any other
+ * normalised); max_distance (> 0) by tmax_from. */
 int wf_shot_ray(const double o[3], const double d[3], const double *max_distance,
-		struct ray *r)
+		struct world_shot *s)
 {
+	struct qray q;
 	double u[3];
 
-	r->origin = vec3_from(o);
 	if (!dir_unit(d, u))
 		return -1;
-	r->dir = v3((float)u[0], (float)u[1], (float)u[2]);
-	r->tmax = max_distance ? tmax_from(*max_distance) : INFINITY;
+	qray_init(&q, vec3_from(o), d, max_distance ? tmax_from(*max_distance) : INFINITY);
+	s->ray = q.ray;
+	s->unit = q.unit;
+	s->reach = q.reach;
 	return 0;
 }
 

@@ -48,11 +48,11 @@ int wf_tick_ok(double tick);
 /* A box's half extents, once floats: each >= 0 (1), else 0. */
 int wf_half_extents_ok(vec3 s);
 
-/* A shot's ray from its origin and direction (read_vec3's values) and
- * max_distance (> 0; NULL: none, tmax INFINITY): the direction normalised in
- * double, then rounded to float. 0, or -1 when the direction is zero. */
+/* A shot's ray (s->ray, unit, reach) from its origin and direction
+ * (read_vec3's values) and max_distance (> 0; NULL: none, tmax INFINITY),
+ * cast as qray_init casts a mesh ray. 0, or -1 when the direction is zero. */
 int wf_shot_ray(const double o[3], const double d[3], const double *max_distance,
-		struct ray *r);
+		struct world_shot *s);
 /* The top level's "mode" (NULL: absent, "closest") and "max_hits" (NULL:
  * absent, RAY_MAX_HITS_DEFAULT; only with mode "all"); static_only
  * (/raycast) also allows "any". */

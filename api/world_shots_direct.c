@@ -189,7 +189,7 @@ static int read_shot(struct direct *x, struct world_shot *s)
 	} while ((r = end_member(c, '}')) == 0);
 	if (r != 1 || !(seen & 1u << K_ORIGIN) || !(seen & 1u << K_DIRECTION))
 		return -1;
-	return wf_shot_ray(o, d, (seen & 1u << K_MAX_DISTANCE) ? &md : NULL, &s->ray);
+	return wf_shot_ray(o, d, (seen & 1u << K_MAX_DISTANCE) ? &md : NULL, s);
 }
 
 /* Shots of the "shots" array from the cursor (at a value) to the array's

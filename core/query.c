@@ -18,16 +18,56 @@ int dir_unit(const double d[3], double u[3])
 	return 1;
 }
 
+int qray_as_given(struct qray *r, vec3 origin, const double d[3], float tmax)
+{
+	double m = fmax(fabs(d[0]), fmax(fabs(d[1]), fabs(d[2]))), s[3], p;
+	float fs[3];
+	int e, k;
+
+	if (!(m > 0) || !isfinite(m))
+		return 0;
+	frexp(m, &e);		/* m in [2^(e-1), 2^e) */
+	for (k = 0; k < 3; k++) {
+		if ((double)(float)d[k] != d[k])
+			return 0;
+		s[k] = ldexp(d[k], 1 - e);
+		fs[k] = (float)s[k];
+		if ((double)fs[k] != s[k])
+			return 0;	/* a tiny component rounded (subnormal) */
+	}
+	r->ray.origin = origin;
+	r->ray.dir = v3(fs[0], fs[1], fs[2]);
+	for (k = 0; k < 3; k++)
+		r->dir[k] = s[k];
+	/* largest component in [1, 2): no overflow, |s| in [1, 2 sqrt 3) */
+	r->unit = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+	r->reach = tmax;
+	r->length = 0;
+	r->ray.tmax = tmax;
+	if (tmax < INFINITY) {
+		p = (double)tmax / r->unit;
+		r->ray.tmax = (float)p;
+		if ((double)r->ray.tmax < p)
+			r->ray.tmax = nextafterf(r->ray.tmax, INFINITY);
+	}
+	return 1;
+}
+
 void qray_init(struct qray *r, vec3 origin, const double d[3], float tmax)
 {
 	float fd[3] = { (float)d[0], (float)d[1], (float)d[2] };
 	double l2 = (double)fd[0] * fd[0] + (double)fd[1] * fd[1] + (double)fd[2] * fd[2];
+	int unit = fabs(l2 - 1) <= 0x1p-22 && fd[0] == d[0] && fd[1] == d[1] && fd[2] == d[2];
 	int k;
 
+	if (!unit && qray_as_given(r, origin, d, tmax))
+		return;
 	r->ray.origin = origin;
 	r->ray.tmax = tmax;
+	r->reach = tmax;
+	r->unit = 1;
 	r->length = 0;
-	if (fabs(l2 - 1) <= 0x1p-22 && fd[0] == d[0] && fd[1] == d[1] && fd[2] == d[2]) {
+	if (unit) {
 		r->ray.dir = v3(fd[0], fd[1], fd[2]);
 		for (k = 0; k < 3; k++)
 			r->dir[k] = fd[k];
@@ -76,7 +116,7 @@ static vec3 placed_normal(const struct mesh *m, const struct xform *xf, uint32_t
 static void world_hit_of(const struct mesh *m, const struct xform *xf, const struct qray *r,
 			 const struct hit *h, int bare, struct world_hit *w)
 {
-	w->distance = h->t;
+	w->distance = qray_distance(r, h->t);
 	if (!bare) {
 		w->point = qray_point(r, h->t);
 		w->normal = xf ? placed_normal(m, xf, h->triangle, h->normal) : h->normal;
@@ -87,7 +127,7 @@ static void world_hit_of(const struct mesh *m, const struct xform *xf, const str
 	w->front_face = h->front_face;
 	w->fraction = 0;
 	if (r->length > 0) {
-		double fr = h->t / r->length;
+		double fr = (double)h->t * r->unit / r->length;
 
 		w->fraction = (float)(fr < 0 ? 0 : fr > 1 ? 1 : fr);
 	}

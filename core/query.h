@@ -12,13 +12,20 @@
 #include "vec.h"
 #include "xform.h"
 
-/* One world-space ray of a query. */
+/*
+ * One world-space ray of a query. The cast ray (ray) is the caller's as
+ * exactly as a float ray can be: its direction is the one given, scaled by a
+ * power of two (exact), so that a ray aimed at a point (a shared vertex, a
+ * point of an edge) still passes through it; t along it is then in units of
+ * |ray.dir| (unit), and world distances are t * unit.
+ */
 struct qray {
-	struct ray ray;		/* world origin, unit direction (float), tmax */
-	double dir[3];		/* the same unit direction in double */
+	struct ray ray;		/* world origin, direction as cast, tmax in units of |dir| */
+	float reach;		/* the limit in world units (INFINITY: none) */
+	double dir[3];		/* ray.dir in double (normalised: before its rounding) */
+	double unit;		/* |ray.dir|: world distance per unit of t (1: t is the distance) */
 	double length;		/* segments: |end - start| in double; rays: 0 */
 };
-
 /* A hit in world space. */
 struct world_hit {
 	float distance;		/* world units along the ray (the core's t) */
@@ -35,13 +42,36 @@ struct world_hit {
 int dir_unit(const double d[3], double u[3]);
 
 /*
- * Set r's direction from d (finite, not all zero) and its origin and tmax.
- * A d that is already a unit float32 vector (every component exactly a
- * float, length 1 within 2^-22) is used as given, so a float ray answers
- * exactly as the core does for it; any other d is normalised in double
- * (scaled by its largest component first) and rounded once. length = 0.
+ * Set r's direction from d (finite, not all zero), its origin and its limit
+ * tmax (world units; INFINITY for none). A d that is already a unit float32
+ * vector (every component exactly a float, length 1 within 2^-22) is cast as
+ * given with t the distance (unit 1), so a float ray answers exactly as the
+ * core does for it. Any other d whose components are floats is cast as given
+ * too, scaled by the power of two that brings its largest component into
+ * [1, 2) (qray_as_given). A d that is not float (or whose scaling would round
+ * a tiny component) is normalised in double (scaled by its largest component
+ * first) and rounded once: unit 1. length = 0.
  */
 void qray_init(struct qray *r, vec3 origin, const double d[3], float tmax);
+
+/* The middle case of qray_init: 1 and r set when every component of d is a
+ * float and d scaled so is exact, else 0 (r unchanged). */
+int qray_as_given(struct qray *r, vec3 origin, const double d[3], float tmax);
+
+/* The world distance of the point at t along a ray cast with unit and
+ * reach as a qray's: t * unit rounded once, never past the limit (t <=
+ * ray.tmax, which is the limit rounded up). */
+static inline float ray_distance(float t, double unit, float reach)
+{
+	float d = (float)((double)t * unit);
+
+	return d > reach ? reach : d;
+}
+
+static inline float qray_distance(const struct qray *r, float t)
+{
+	return ray_distance(t, r->unit, r->reach);
+}
 
 /* The world point o + t*d of r, in double, rounded once. */
 vec3 qray_point(const struct qray *r, float t);

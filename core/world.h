@@ -128,7 +128,9 @@ enum core_result world_view_acquire(struct world *w, struct world_view **out, si
 void world_view_release(struct world_view *v);	/* NULL is fine */
 
 struct world_shot {
-	struct ray ray;			/* unit direction, tmax (INFINITY allowed) */
+	struct ray ray;			/* direction as cast, tmax in units of |dir| (INFINITY allowed) */
+	double unit;			/* world distance per unit of t (1: t is the distance) */
+	float reach;			/* the limit in world units (INFINITY: none) */
 	int has_time;			/* 0: the newest snapshot */
 	double time_ms;
 	uint32_t layers;		/* bit i: layer i may be hit */
@@ -142,7 +144,7 @@ enum world_hit_kind { WORLD_HIT_STATIC = 1, WORLD_HIT_ENTITY = 2 };
  * released. */
 struct world_shot_hit {
 	enum world_hit_kind kind;
-	float t;			/* world distance along the unit direction */
+	float t;			/* world distance along the ray (t * unit, query.h) */
 	vec3 point;
 	vec3 normal;			/* unit, world space */
 	uint32_t triangle;		/* static and mesh hitboxes, else WORLD_NONE */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "query.h"
 #include "shapes.h"
 #include "world_impl.h"
 
@@ -444,9 +445,10 @@ static int cmp_chit(const void *x, const void *y)
 	return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
-/* Sorted hits of mode all, or the one best, into the caller's array. */
-static void finish(struct collect *c, uint32_t max_hits, struct world_shot_hit *hits,
-		   uint32_t *nhits, uint32_t *total)
+/* Sorted hits of mode all, or the one best, into the caller's array, their
+ * t made world distances (ray_distance: monotone, so the order holds). */
+static void finish(const struct world_shot *s, struct collect *c, uint32_t max_hits,
+		   struct world_shot_hit *hits, uint32_t *nhits, uint32_t *total)
 {
 	size_t i;
 
@@ -455,14 +457,16 @@ static void finish(struct collect *c, uint32_t max_hits, struct world_shot_hit *
 		*total = c->found;
 		if (c->found)
 			hits[0] = c->best;
-		return;
+	} else {
+		if (c->n)
+			qsort(c->all, c->n, sizeof(*c->all), cmp_chit);
+		*nhits = (uint32_t)(c->n < max_hits ? c->n : max_hits);
+		*total = c->n + c->extra > UINT32_MAX ? UINT32_MAX : (uint32_t)(c->n + c->extra);
+		for (i = 0; i < *nhits; i++)
+			hits[i] = c->all[i].h;
 	}
-	if (c->n)
-		qsort(c->all, c->n, sizeof(*c->all), cmp_chit);
-	*nhits = (uint32_t)(c->n < max_hits ? c->n : max_hits);
-	*total = c->n + c->extra > UINT32_MAX ? UINT32_MAX : (uint32_t)(c->n + c->extra);
 	for (i = 0; i < *nhits; i++)
-		hits[i] = c->all[i].h;
+		hits[i].t = ray_distance(hits[i].t, s->unit, s->reach);
 }
 
 static int shot_ok(const struct world_shot *s)
@@ -510,7 +514,7 @@ enum core_result world_hitscan(const struct world_view *v, const struct world_sh
 	if (r == CORE_OK && c.oom)
 		r = CORE_ENOMEM;
 	if (r == CORE_OK)
-		finish(&c, max_hits, hits, nhits, total);
+		finish(s, &c, max_hits, hits, nhits, total);
 	if (buf != &one)
 		free(buf);
 	free(c.all);
@@ -538,7 +542,7 @@ enum core_result world_raycast(const struct world_view *v, const struct world_sh
 	if (r == CORE_OK && c.oom)
 		r = CORE_ENOMEM;
 	if (r == CORE_OK)
-		finish(&c, max_hits, hits, nhits, total);
+		finish(s, &c, max_hits, hits, nhits, total);
 	if (buf != &one)
 		free(buf);
 	free(c.all);

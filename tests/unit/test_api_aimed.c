@@ -1,0 +1,464 @@
+/* test_api_aimed.c - rays, segments, hitscan shots and box rays aimed
+ * exactly at a point (a vertex of a closed mesh, a corner of a box), with
+ * directions of any length, through api_handle. Cast as given, each passes
+ * through its point, which the closed triangles at the vertex (the closed box
+ * at its corner) hold: each must hit, never farther than the point, many of
+ * them only grazing it. The triangle answered is hit by the exact rational
+ * oracle at the distance answered, and the same directions times a power of
+ * two answer the same bytes.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "api.h"
+#include "buf.h"
+#include "store.h"
+#include "testgeom.h"
+#include "world_registry.h"
+
+#define NAIM 2048
+
+/* A ray through p: origin o, direction d, p at o + k d; e = o + 2k d, the
+ * end of a segment with p half way. */
+struct aim {
+	float o[3], d[3], e[3];
+	double reach;		/* |p - o| = k |d| */
+};
+
+static struct api_ctx ctx;
+static struct tmesh sph;
+static const vec3 sph_center = { 0.3f, -11.1f, 5.9f };
+
+static void call(const char *method, const char *path, const char *body, size_t len,
+		 struct api_response *r)
+{
+	struct api_request rq = { method, path, "application/json", body, len, API_AUTH_WRITE, NULL, NULL };
+
+	api_handle(&ctx, &rq, r);
+}
+
+static void setup(void)
+{
+	struct api_response r;
+	struct buf b;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ck_assert_int_eq(store_new(&ctx.store), CORE_OK);
+	ck_assert_int_eq(world_registry_new(&ctx.worlds), CORE_OK);
+	ctx.limits = (struct api_limits){ 65536, 16u << 20, 65536, 0, 1u << 28, 1u << 24, 0 };
+	tmesh_sphere(&sph, 6, sph_center, 3.7f);
+	buf_init(&b);
+	buf_puts(&b, "{\"vertices\":[");
+	for (size_t i = 0; i < sph.nvert; i++)
+		buf_printf(&b, "%s[%.9g,%.9g,%.9g]", i ? "," : "", sph.xyz[3 * i], sph.xyz[3 * i + 1],
+			   sph.xyz[3 * i + 2]);
+	buf_puts(&b, "],\"triangles\":[");
+	for (size_t i = 0; i < sph.ntri; i++)
+		buf_printf(&b, "%s[%u,%u,%u]", i ? "," : "", sph.idx[3 * i], sph.idx[3 * i + 1],
+			   sph.idx[3 * i + 2]);
+	buf_puts(&b, "]}");
+	call("PUT", "/v1/meshes/s", b.data, b.len, &r);
+	ck_assert_msg(r.status == 201, "%d %s", r.status, r.body.data);
+	api_response_release(&r);
+	buf_release(&b);
+}
+
+static void teardown(void)
+{
+	tmesh_release(&sph);
+	world_registry_free(ctx.worlds);
+	store_free(ctx.store);
+}
+
+static double len3(const double v[3])
+{
+	return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+}
+
+/* o = p - k d and e = p + k d when both are exact in float (then the float
+ * ray and segment pass through p); 1 and *a set, else 0. */
+static int aim_at(const double p[3], const double d[3], double k, struct aim *a)
+{
+	for (int j = 0; j < 3; j++) {
+		double o = p[j] - k * d[j], e = p[j] + k * d[j];
+
+		if ((double)(float)o != o || (double)(float)e != e || (double)(float)d[j] != d[j])
+			return 0;
+		a->o[j] = (float)o;
+		a->e[j] = (float)e;
+		a->d[j] = (float)d[j];
+	}
+	a->reach = k * len3(d);
+	return a->reach > 0;
+}
+
+/* A direction of sixteenths near the plane through p with normal n: mostly
+ * tangent (a ray that grazes p), tilted inwards by up to tilt. */
+static void near_tangent(struct rng *g, const double n[3], double tilt, double d[3])
+{
+	for (int j = 0; j < 3; j++)
+		d[j] = rng_range(g, -1, 1);
+	double dn = d[0] * n[0] + d[1] * n[1] + d[2] * n[2], w = rng_range(g, 0, tilt);
+
+	for (int j = 0; j < 3; j++)
+		d[j] = round(16 * (d[j] - dn * n[j] - w * n[j])) / 16;
+}
+
+/* Rays through the sphere mesh's vertices: from 2p towards the origin of
+ * coordinates (p at k = 1), and near-tangent ones of sixteenths (k = 4). */
+static size_t sphere_aims(struct aim *a, size_t cap)
+{
+	struct rng g = { 0x5eedf00dULL };
+	size_t n = 0;
+
+	for (size_t i = 0; i < sph.nvert && n + 4 <= cap; i++) {
+		double p[3], nr[3], d[3], l;
+
+		for (int j = 0; j < 3; j++)
+			p[j] = sph.xyz[3 * i + j];
+		nr[0] = p[0] - sph_center.x;
+		nr[1] = p[1] - sph_center.y;
+		nr[2] = p[2] - sph_center.z;
+		l = len3(nr);
+		for (int j = 0; j < 3; j++) {
+			nr[j] /= l;
+			d[j] = -p[j];
+		}
+		n += aim_at(p, d, 1, &a[n]);
+		for (int k = 0; k < 3; k++) {
+			near_tangent(&g, nr, 0.4, d);
+			n += aim_at(p, d, 4, &a[n]);
+		}
+	}
+	return n;
+}
+
+static void put_vec(struct buf *b, const char *key, const float v[3], double scale)
+{
+	buf_printf(b, "\"%s\":[%.17g,%.17g,%.17g]", key, v[0] * scale, v[1] * scale, v[2] * scale);
+}
+
+/* The body of a batch of the aims as rays (key "rays" or "shots") or as
+ * segments from o to e (the point half way), directions times scale. */
+static void batch_body(struct buf *b, const char *head, const char *key, const struct aim *a,
+		       size_t n, double scale, int segments)
+{
+	buf_init(b);
+	buf_printf(b, "{%s\"%s\":[", head, key);
+	for (size_t i = 0; i < n; i++) {
+		buf_puts(b, i ? ",{" : "{");
+		put_vec(b, segments ? "start" : "origin", a[i].o, 1);
+		buf_putc(b, ',');
+		if (segments)
+			put_vec(b, "end", a[i].e, 1);
+		else
+			put_vec(b, "direction", a[i].d, scale);
+		buf_putc(b, '}');
+	}
+	buf_puts(b, "]}");
+}
+
+static cJSON *post_batch(const char *path, const struct buf *body, struct buf *raw)
+{
+	struct api_response r;
+	cJSON *j;
+
+	call("POST", path, body->data, body->len, &r);
+	ck_assert_msg(r.status == 200, "%s: %d %s", path, r.status, r.body.data);
+	j = cJSON_ParseWithLength(r.body.data, r.body.len);
+	ck_assert_ptr_nonnull(j);
+	if (raw) {
+		buf_init(raw);
+		buf_append(raw, r.body.data, r.body.len);
+	}
+	api_response_release(&r);
+	return j;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	ck_assert_msg(cJSON_IsNumber(v), "%s is no number", k);
+	return v->valuedouble;
+}
+
+/* The answer to a: a hit no farther than the point aimed at, on a triangle
+ * that the exact oracle says the float ray meets there. */
+static void check_mesh_hit(const cJSON *res, const struct aim *a, size_t i)
+{
+	const float *x;
+	vec3 o = v3(a->o[0], a->o[1], a->o[2]), d = v3(a->d[0], a->d[1], a->d[2]);
+	double dist = num(res, "distance"), t, tol = 1e-5 * fmax(dist, 1e-3);
+	uint32_t tri = (uint32_t)num(res, "triangle"), *v = &sph.idx[3 * tri];
+	vec3 c[3];
+
+	ck_assert_msg(dist <= a->reach + tol, "aim %zu: distance %.9g past the point (%.9g)", i,
+		      dist, a->reach);
+	for (int k = 0; k < 3; k++) {
+		x = &sph.xyz[3 * v[k]];
+		c[k] = v3(x[0], x[1], x[2]);
+	}
+	ck_assert_msg(oracle_ray_triangle(o, d, -1, c[0], c[1], c[2], &t),
+		      "aim %zu: triangle %u is not on the ray", i, tri);
+	t *= sqrt((double)d.x * d.x + (double)d.y * d.y + (double)d.z * d.z);
+	ck_assert_msg(fabs(t - dist) <= tol, "aim %zu: distance %.9g, exact %.9g", i, dist, t);
+}
+
+START_TEST(test_rays_at_vertices)
+{
+	static struct aim a[NAIM];
+	size_t n = sphere_aims(a, NAIM);
+	struct buf body, raw, again;
+	const cJSON *res;
+	cJSON *j, *k;
+
+	ck_assert_uint_ge(n, 400);
+	batch_body(&body, "", "rays", a, n, 1, 0);
+	j = post_batch("/v1/meshes/s/raycast", &body, &raw);
+	buf_release(&body);
+	res = cJSON_GetObjectItemCaseSensitive(j, "results");
+	ck_assert_int_eq(cJSON_GetArraySize(res), (int)n);
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *h = cJSON_GetArrayItem(res, (int)i);
+
+		ck_assert_msg(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "hit")),
+			      "aim %zu missed: origin %.9g %.9g %.9g direction %.9g %.9g %.9g", i,
+			      a[i].o[0], a[i].o[1], a[i].o[2], a[i].d[0], a[i].d[1], a[i].d[2]);
+		check_mesh_hit(h, &a[i], i);
+	}
+	/* the same rays with their directions times 8 and times 1/4 */
+	for (int s = 0; s < 2; s++) {
+		batch_body(&body, "", "rays", a, n, s ? 8 : 0.25, 0);
+		k = post_batch("/v1/meshes/s/raycast", &body, &again);
+		ck_assert_uint_eq(again.len, raw.len);
+		ck_assert(memcmp(again.data, raw.data, raw.len) == 0);
+		cJSON_Delete(k);
+		buf_release(&body);
+		buf_release(&again);
+	}
+	buf_release(&raw);
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_segments_and_shots_at_vertices)
+{
+	static struct aim a[NAIM];
+	size_t n = sphere_aims(a, NAIM), hit = 0;
+	struct buf body;
+	const cJSON *res;
+	cJSON *j;
+
+	/* segments from o to o + 2k d: the vertex half way */
+	batch_body(&body, "", "segments", a, n, 1, 1);
+	j = post_batch("/v1/meshes/s/segment", &body, NULL);
+	buf_release(&body);
+	res = cJSON_GetObjectItemCaseSensitive(j, "results");
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *h = cJSON_GetArrayItem(res, (int)i);
+
+		ck_assert_msg(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "hit")),
+			      "segment %zu missed", i);
+		check_mesh_hit(h, &a[i], i);
+		ck_assert_double_le(num(h, "fraction"), 0.5 + 1e-5);
+		hit++;
+	}
+	cJSON_Delete(j);
+	ck_assert_uint_eq(hit, n);
+	/* hitscan shots, no boxes */
+	batch_body(&body, "\"mesh\":\"s\",", "shots", a, n, 1, 0);
+	j = post_batch("/v1/hitscan", &body, NULL);
+	buf_release(&body);
+	res = cJSON_GetObjectItemCaseSensitive(j, "results");
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *h = cJSON_GetArrayItem(res, (int)i);
+		const cJSON *kind = cJSON_GetObjectItemCaseSensitive(h, "hit");
+
+		ck_assert_msg(cJSON_IsString(kind) && strcmp(kind->valuestring, "mesh") == 0,
+			      "shot %zu missed", i);
+		check_mesh_hit(h, &a[i], i);
+	}
+	cJSON_Delete(j);
+}
+END_TEST
+
+/* Rays through the corners of the box BOX_JSON, most of them touching it
+ * only there (a component of d leaves the box, another enters it). */
+#define BOX_JSON "\"center\":[0.5,-1.25,2],\"half_extents\":[1,0.75,0.5]"
+
+static size_t corner_aims(struct aim *a)
+{
+	static const float c[3] = { 0.5f, -1.25f, 2 }, h[3] = { 1, 0.75f, 0.5f };
+	struct rng g = { 0xc0511deULL };
+	size_t n = 0;
+
+	for (int corner = 0; corner < 8; corner++)
+		for (int k = 0; k < 64; k++) {
+			double p[3], d[3];
+
+			for (int x = 0; x < 3; x++) {
+				p[x] = c[x] + ((corner >> x & 1) ? h[x] : -h[x]);
+				d[x] = round(16 * rng_range(&g, -1, 1)) / 16;
+			}
+			n += aim_at(p, d, 3, &a[n]);
+		}
+	ck_assert_uint_ge(n, 400);
+	return n;
+}
+
+START_TEST(test_box_corners)
+{
+	static struct aim a[NAIM];
+	size_t n = corner_aims(a);
+	struct buf body, hs;
+	const cJSON *res, *res2;
+	cJSON *j, *j2;
+
+	batch_body(&body, "\"boxes\":[{" BOX_JSON "}],", "rays", a, n, 1, 0);
+	j = post_batch("/v1/obb/raycast", &body, NULL);
+	buf_release(&body);
+	batch_body(&hs, "\"boxes\":[{" BOX_JSON "}],", "shots", a, n, 1, 0);
+	j2 = post_batch("/v1/hitscan", &hs, NULL);
+	buf_release(&hs);
+	res = cJSON_GetObjectItemCaseSensitive(j, "results");
+	res2 = cJSON_GetObjectItemCaseSensitive(j2, "results");
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *r1 = cJSON_GetArrayItem(res, (int)i), *r2 = cJSON_GetArrayItem(res2, (int)i);
+		const cJSON *kind = cJSON_GetObjectItemCaseSensitive(r2, "hit");
+
+		ck_assert_msg(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r1, "hit")),
+			      "box ray %zu missed: direction %g %g %g", i, a[i].d[0], a[i].d[1], a[i].d[2]);
+		ck_assert_double_le(num(r1, "distance"), a[i].reach * (1 + 1e-6));
+		ck_assert_msg(cJSON_IsString(kind) && strcmp(kind->valuestring, "box") == 0,
+			      "box shot %zu missed", i);
+		ck_assert(num(r2, "distance") == num(r1, "distance"));
+	}
+	cJSON_Delete(j);
+	cJSON_Delete(j2);
+}
+END_TEST
+
+/* A world holding the sphere as a static instance and the box as an
+ * entity's hitbox: shots at the sphere's vertices hit the instance, shots at
+ * the box's corners the entity. */
+START_TEST(test_world_shots)
+{
+	static struct aim a[NAIM];
+	static const char snap[] = "{\"tick\":1,\"time_ms\":0,\"entities\":[{\"id\":\"e\","
+				   "\"hitboxes\":[{\"id\":\"b\",\"shape\":\"box\"," BOX_JSON "}]}]}";
+	static const char world[] = "{\"static\":[{\"id\":\"lvl\",\"mesh\":\"s\"}]}";
+	struct api_response r;
+	struct buf body;
+	const cJSON *res;
+	cJSON *j;
+	size_t n;
+
+	call("PUT", "/v1/worlds/w", world, strlen(world), &r);
+	ck_assert_msg(r.status == 201, "%d %s", r.status, r.body.data);
+	api_response_release(&r);
+	call("POST", "/v1/worlds/w/snapshots", snap, strlen(snap), &r);
+	ck_assert_msg(r.status == 204, "%d %s", r.status, r.body.data);
+	api_response_release(&r);
+	n = sphere_aims(a, NAIM);
+	for (int hitscan = 0; hitscan < 2; hitscan++) {
+		batch_body(&body, "", "shots", a, n, 1, 0);
+		j = post_batch(hitscan ? "/v1/worlds/w/hitscan" : "/v1/worlds/w/raycast", &body, NULL);
+		buf_release(&body);
+		res = cJSON_GetObjectItemCaseSensitive(j, "results");
+		for (size_t i = 0; i < n; i++) {
+			const cJSON *h = cJSON_GetArrayItem(res, (int)i);
+			const cJSON *kind = cJSON_GetObjectItemCaseSensitive(h, "hit");
+
+			ck_assert_msg(cJSON_IsString(kind) && strcmp(kind->valuestring, "static") == 0,
+				      "world shot %zu missed", i);
+			check_mesh_hit(h, &a[i], i);
+		}
+		cJSON_Delete(j);
+	}
+	n = corner_aims(a);
+	batch_body(&body, "", "shots", a, n, 1, 0);
+	j = post_batch("/v1/worlds/w/hitscan", &body, NULL);
+	buf_release(&body);
+	res = cJSON_GetObjectItemCaseSensitive(j, "results");
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *h = cJSON_GetArrayItem(res, (int)i);
+		const cJSON *kind = cJSON_GetObjectItemCaseSensitive(h, "hit");
+
+		ck_assert_msg(cJSON_IsString(kind) && strcmp(kind->valuestring, "entity") == 0,
+			      "world shot %zu at a corner missed: direction %g %g %g", i, a[i].d[0],
+			      a[i].d[1], a[i].d[2]);
+		ck_assert_double_le(num(h, "distance"), a[i].reach * (1 + 1e-6));
+	}
+	cJSON_Delete(j);
+}
+END_TEST
+
+/* max_distance with a direction of any length: world units all the same. */
+START_TEST(test_max_distance_any_length)
+{
+	static const char *fmt = "{\"origin\":[0.25,-11.1,%d],\"direction\":[0,0,%s],\"max_distance\":%.9g}";
+	char body[256];
+	struct api_response r;
+	double dist;
+	cJSON *j;
+
+	snprintf(body, sizeof(body), fmt, 20, "-3", 100.0);
+	call("POST", "/v1/meshes/s/raycast", body, strlen(body), &r);
+	j = cJSON_ParseWithLength(r.body.data, r.body.len);
+	api_response_release(&r);
+	dist = num(j, "distance");
+	cJSON_Delete(j);
+	for (int s = 0; s < 4; s++) {
+		/* floats cast as given, and two that are not (normalised) */
+		const char *dz[] = { "-3", "-7.8886090522101181e-31", "-1e-30", "-3.3e30" };
+
+		for (int below = 0; below < 2; below++) {
+			snprintf(body, sizeof(body), fmt, 20, dz[s],
+				 below ? dist * (1 - 1e-6) : dist);
+			call("POST", "/v1/meshes/s/raycast", body, strlen(body), &r);
+			ck_assert_int_eq(r.status, 200);
+			j = cJSON_ParseWithLength(r.body.data, r.body.len);
+			api_response_release(&r);
+			ck_assert_msg(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "hit")) == !below,
+				      "direction z %s, max_distance %s the hit's distance", dz[s],
+				      below ? "below" : "at");
+			if (!below)
+				ck_assert_double_eq(num(j, "distance"), dist);
+			cJSON_Delete(j);
+		}
+	}
+}
+END_TEST
+
+static Suite *aimed_suite(void)
+{
+	Suite *s = suite_create("api_aimed");
+	TCase *tc = tcase_create("aimed");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_rays_at_vertices);
+	tcase_add_test(tc, test_segments_and_shots_at_vertices);
+	tcase_add_test(tc, test_box_corners);
+	tcase_add_test(tc, test_world_shots);
+	tcase_add_test(tc, test_max_distance_any_length);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(aimed_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
