@@ -145,7 +145,8 @@ struct api_response {
 	char allow[64];			/* set for 405 */
 	int www_authenticate;		/* 401: send WWW-Authenticate: Bearer */
 	const char *route_label;	/* metrics label ("unmatched" if none) */
-	const char *ray_kind;		/* metrics: "mesh_ray", "mesh_segment", "obb_ray", "hitscan", "overlap" or NULL */
+	const char *ray_kind;		/* metrics: "mesh_ray", "mesh_segment", "obb_ray", "hitscan",
+					 * "overlap", "world_hitscan", "world_raycast" or NULL */
 	uint64_t rays;			/* rays/segments/shots/boxes answered */
 	/* worlds, for metrics: shots by outcome, snapshots ingested */
 	uint64_t world_shots[3];	/* API_SHOT_STATIC, API_SHOT_ENTITY, API_SHOT_MISS */

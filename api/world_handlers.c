@@ -396,6 +396,7 @@ static void world_query(const struct api_ctx *ctx, const struct api_request *req
 	cJSON *root;
 	size_t bad = 0, failed = 0, i;
 
+	resp->ray_kind = static_only ? "world_raycast" : "world_hitscan";
 	/* the workers wake while the body is parsed */
 	batch_pool_warm(ctx->pool, req->body_len / WORLD_SHOT_BYTES, WORLD_SPLIT_MIN);
 	/* a plainly valid batch without a tree; anything else (every error) the tree's way */

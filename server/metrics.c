@@ -33,7 +33,8 @@ static const char *const bucket_le[METRICS_BUCKETS] = {
 };
 
 static const char *const kind_names[METRICS_KINDS] = {
-	"mesh_ray", "mesh_segment", "obb_ray", "hitscan", "overlap", "other",
+	"mesh_ray", "mesh_segment", "obb_ray", "hitscan", "overlap", "world_hitscan", "world_raycast",
+	"other",
 };
 
 struct metrics *metrics_new(void)

@@ -28,7 +28,7 @@ struct store;
 #define METRICS_METHODS	8
 #define METRICS_STATUSES 17
 #define METRICS_BUCKETS	16	/* finite upper bounds; +Inf is the count */
-#define METRICS_KINDS	6
+#define METRICS_KINDS	8
 
 #define METRICS_SHARDS	16	/* threads beyond this share shards */
 

@@ -108,21 +108,29 @@ shot_counts() {
 t = open(sys.argv[1]).read()
 print(" ".join(re.search(r"^collisiond_world_shots_total\{outcome=\"%s\"\} (\d+)$" % k, t, re.M).group(1) for k in ("entity", "static", "miss")))' "$1"
 }
+# kind_count METRICS KIND: collisiond_rays_total{kind=KIND}
+kind_count() {
+	sed -n "s/^collisiond_rays_total{kind=\"$2\"} \([0-9]*\)$/\1/p" "$1"
+}
 # outcome_counts ANSWER: entity static miss, counted in a batch answer
 outcome_counts() {
 	python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))["results"]
 print(" ".join(str(sum(1 for x in r if x["hit"] == k)) for k in ("entity", "static", None)))' "$1"
 }
-test_expect 'metrics: a batch adds exactly its outcomes to the shot counters' '
+test_expect 'metrics: a batch adds exactly its outcomes to the shot counters, and its shots to rays_total' '
 	expect 200 GET /metrics && before=$(shot_counts "$TMP/body") &&
+	h0=$(kind_count "$TMP/body" world_hitscan) && r0=$(kind_count "$TMP/body" world_raycast) &&
 	jexpect 200 POST $W/hitscan "$(sed "s/]}\$/, $(shot 5 "$IGN"), $(shot 5 "$IGN")]}/" "$TMP/batch.json")" &&
 	got=$(outcome_counts "$TMP/body") &&
+	jexpect 200 POST $W/raycast "{\"shots\": [$(shot 5 ""), $(shot 5 ""), $(shot 5 "")]}" &&
 	expect 200 GET /metrics && after=$(shot_counts "$TMP/body") &&
+	h1=$(kind_count "$TMP/body" world_hitscan) && r1=$(kind_count "$TMP/body" world_raycast) &&
 	read -r e0 s0 m0 <<<"$before" && read -r e1 s1 m1 <<<"$after" && read -r e s m <<<"$got" &&
-	echo "# before $before, answered $got, after $after" &&
+	echo "# before $before, answered $got, after $after; rays_total world_hitscan $h0 -> $h1, world_raycast $r0 -> $r1" &&
 	[ "$m" -ge 2 ] && [ "$e" -ge 1 ] && [ "$s" -ge 1 ] &&
-	[ $((e1 - e0)) -eq "$e" ] && [ $((s1 - s0)) -eq "$s" ] && [ $((m1 - m0)) -eq "$m" ]
+	[ $((e1 - e0)) -eq "$e" ] && [ $((s1 - s0)) -eq "$s" ] && [ $((m1 - m0)) -eq "$m" ] &&
+	[ $((h1 - h0)) -eq $((e + s + m)) ] && [ $((r1 - r0)) -eq 3 ]
 '
 test_expect 'the same batch read by the fast decoder and by the tree (a key escaped): byte-identical answers' '
 	jexpect 200 POST $W/hitscan "$(cat "$TMP/batch.json")" && body_save fast &&
