@@ -25,6 +25,11 @@ struct batch_pool;
 #define API_PERSIST_UNAVAILABLE (-2)	/* 503 store_unavailable */
 #define API_PERSIST_FULL (-3)		/* 413: a new name, the shared store at --max-meshes */
 #define API_PERSIST_ABSENT 1		/* persist_delete: the store held no such name */
+/* persist_put, a store shared by replicas: what the write was there (201 or
+ * 200 whatever this replica has applied so far); API_PERSIST_OK leaves it
+ * to memory */
+#define API_PERSIST_CREATED 2
+#define API_PERSIST_REPLACED 3
 
 struct api_limits {
 	size_t max_batch;		/* rays/segments/shots per request (65536) */

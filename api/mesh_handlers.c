@@ -204,7 +204,7 @@ void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 		respond_full(resp, ctx->limits.max_meshes);
 		goto out_unlock;
 	}
-	if (pr != API_PERSIST_OK) {
+	if (pr != API_PERSIST_OK && pr != API_PERSIST_CREATED && pr != API_PERSIST_REPLACED) {
 		respond_persist_error(resp, pr, "could not persist the mesh");
 		goto out_unlock;
 	}
@@ -223,6 +223,8 @@ void handle_mesh_put(const struct api_ctx *ctx, const struct api_request *req,
 			api_respond_error(resp, API_INTERNAL, "out of memory storing the mesh");
 		goto out_unlock;
 	}
+	if (pr != API_PERSIST_OK)
+		created = pr == API_PERSIST_CREATED;	/* the shared store's word */
 	resp->status = created ? 201 : 200;
 	encode_mesh_info(&resp->body, m->name, version, &mi);
 out_unlock:

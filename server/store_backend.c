@@ -76,7 +76,8 @@ void store_backend_unlock(void *cls, const char *name)
 /* the api's codes are the backends' results */
 _Static_assert(API_PERSIST_OK == SB_OK && API_PERSIST_FAILED == SB_FAILED &&
 	       API_PERSIST_UNAVAILABLE == SB_UNAVAILABLE && API_PERSIST_FULL == SB_FULL &&
-	       API_PERSIST_ABSENT == SB_ABSENT,
+	       API_PERSIST_ABSENT == SB_ABSENT && API_PERSIST_CREATED == SB_CREATED &&
+	       API_PERSIST_REPLACED == SB_REPLACED,
 	       "API_PERSIST_* (api.h) and enum sb_result agree");
 
 int store_backend_put(void *cls, const char *name, const float *xyz, size_t nvert,

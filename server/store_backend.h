@@ -41,6 +41,10 @@ enum sb_result {
 	SB_UNAVAILABLE = -2,	/* 503 store_unavailable: nothing was written */
 	SB_FULL = -3,		/* 413: a new name, the shared store at max_meshes; nothing written */
 	SB_ABSENT = 1,		/* del: the store held no such name; nothing done */
+	/* put, from a store shared by replicas, which decides what the write
+	 * was (SB_OK: written, this process's memory decides) */
+	SB_CREATED = 2,		/* the store held no such name */
+	SB_REPLACED = 3,	/* the store held the name */
 };
 
 struct store_backend;

@@ -32,18 +32,21 @@
 #define WRITE_TIMEOUT_S 10
 
 /* KEYS: seq, mesh key, names; ARGV: name, blob, channel, max meshes (0:
- * none). The new version, or -1 (nothing written) for a new name when the
- * names already number the max: every replica's --max-meshes holds for the
- * store they share, decided where the writes are ordered. */
+ * none). {the new version, 1 when the store held the name (a replace)}, or
+ * -1 (nothing written) for a new name when the names already number the
+ * max: every replica's --max-meshes holds for the store they share, and
+ * 201 or 200 is what the write was there, decided where the writes are
+ * ordered. */
 static const char put_lua[] =
 	"local max = tonumber(ARGV[4])\n"
-	"if max > 0 and redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 0 and\n"
-	"   redis.call('SCARD', KEYS[3]) >= max then return -1 end\n"
+	"local had = redis.call('SISMEMBER', KEYS[3], ARGV[1])\n"
+	"if max > 0 and had == 0 and redis.call('SCARD', KEYS[3]) >= max then return -1 end\n"
+	"if had == 0 then had = redis.call('EXISTS', KEYS[2]) end\n"
 	"local v = redis.call('INCR', KEYS[1])\n"
 	"redis.call('HSET', KEYS[2], 'v', v, 'd', ARGV[2])\n"
 	"redis.call('SADD', KEYS[3], ARGV[1])\n"
 	"redis.call('PUBLISH', ARGV[3], 'p ' .. v .. ' ' .. ARGV[1])\n"
-	"return v\n";
+	"return {v, had}\n";
 /* KEYS: seq, mesh key, names; ARGV: name, channel. The delete's version,
  * or -2 (nothing done) when Redis holds no such name: a replica decides a
  * DELETE by what the store holds, not by what it has applied so far. */
@@ -108,9 +111,11 @@ out_fail:
 /* Run a write script on the writers' connection (reconnecting once, since a
  * put or delete may be repeated): its version, or 0 when Redis cannot be
  * reached or refused (logged), or when the script answered a refusal of its
- * own, -1 or -2 (then in *refused, not logged). */
+ * own, -1 or -2 (then in *refused, not logged). had: NULL for a script that
+ * answers the version alone, else one that answers {version, flag}: the
+ * flag (0 or 1) in *had. */
 static uint64_t run_script(struct store_backend *b, const char *name, int argc,
-			   const char **argv, const size_t *lens, int *refused)
+			   const char **argv, const size_t *lens, int *refused, int *had)
 {
 	struct store_redis *r = b->impl;
 	redisReply *rep = NULL;
@@ -144,7 +149,12 @@ static uint64_t run_script(struct store_backend *b, const char *name, int argc,
 				break;
 		}
 	}
-	if (rep && rep->type == REDIS_REPLY_INTEGER && rep->integer > 0)
+	if (had && rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
+	    rep->element[0]->type == REDIS_REPLY_INTEGER && rep->element[0]->integer > 0 &&
+	    rep->element[1]->type == REDIS_REPLY_INTEGER) {
+		v = (uint64_t)rep->element[0]->integer;
+		*had = rep->element[1]->integer != 0;
+	} else if (!had && rep && rep->type == REDIS_REPLY_INTEGER && rep->integer > 0)
 		v = (uint64_t)rep->integer;
 	else if (rep && rep->type == REDIS_REPLY_INTEGER && (rep->integer == -1 || rep->integer == -2))
 		*refused = (int)rep->integer;
@@ -171,7 +181,7 @@ static enum sb_result redis_put(struct store_backend *b, const char *name, const
 	char max[24];
 	void *blob;
 	uint64_t v;
-	int refused = 0;
+	int refused = 0, had = 0;
 
 	if (!atomic_load(&r->up))
 		return SB_UNAVAILABLE;
@@ -187,14 +197,14 @@ static enum sb_result redis_put(struct store_backend *b, const char *name, const
 	argv[6] = name; argv[7] = blob; argv[8] = CHANNEL; argv[9] = max;
 	for (i = 0; i < 10; i++)
 		lens[i] = i == 7 ? len : strlen(argv[i]);
-	v = run_script(b, name, 10, argv, lens, &refused);
+	v = run_script(b, name, 10, argv, lens, &refused, &had);
 	free(blob);
 	if (refused == -1)
 		return SB_FULL;
 	if (!v)
 		return SB_UNAVAILABLE;
 	store_versions_set(&r->versions, name, v);
-	return SB_OK;
+	return had ? SB_REPLACED : SB_CREATED;
 }
 
 static enum sb_result redis_del(struct store_backend *b, const char *name)
@@ -214,7 +224,7 @@ static enum sb_result redis_del(struct store_backend *b, const char *name)
 	argv[6] = name; argv[7] = CHANNEL;
 	for (i = 0; i < 8; i++)
 		lens[i] = strlen(argv[i]);
-	v = run_script(b, name, 8, argv, lens, &refused);
+	v = run_script(b, name, 8, argv, lens, &refused, NULL);
 	if (refused == -2)
 		return SB_ABSENT;
 	if (!v)

@@ -246,6 +246,19 @@ assert call(a, "GET") == 404 and call(b, "GET") == 404
 PY
 '
 
+# 201 or 200 is what the write was in Redis, not in the memory of the
+# replica that takes it: a name Redis holds that no replica has applied
+# (added here behind their backs) is replaced (it once answered 201), and a
+# name Redis no longer holds is created, whatever a replica still has.
+test_expect 'a PUT answers 200 for a name the store holds that the replica has not applied, 201 for one it does not hold' '
+	[ "$(redis-cli -p "$RPORT" sadd collisiond:names unseen)" = 1 ] &&
+	URL=http://127.0.0.1:${RPORTS[0]} jexpect 200 PUT /v1/meshes/unseen "$CUBE_JSON" &&
+	URL=http://127.0.0.1:${RPORTS[1]} expect 204 DELETE /v1/meshes/unseen &&
+	URL=http://127.0.0.1:${RPORTS[2]} jexpect 201 PUT /v1/meshes/unseen "$CUBE_JSON" &&
+	URL=http://127.0.0.1:${RPORTS[0]} jexpect 200 PUT /v1/meshes/unseen "$CUBE_JSON" &&
+	URL=http://127.0.0.1:${RPORTS[1]} expect 204 DELETE /v1/meshes/unseen
+'
+
 # Redis going back (restored from an older snapshot, emptied, failed over
 # to a replica behind) is seen at the next resync: its sequence is below
 # the versions applied, so a replica starts over from what Redis holds
