@@ -181,6 +181,13 @@ static enum MHD_Result scan_mhd_header(void *cls, enum MHD_ValueKind kind, const
 	return http_scan_header(cls, key, key_size, value, value_size) ? MHD_NO : MHD_YES;
 }
 
+/* HTTP/1.1 .. 1.9: served as 1.1 (libmicrohttpd takes a later 1.x so, and
+ * its rules hold for it: Host required, chunked allowed) */
+static int http11(const char *v)
+{
+	return v && strncmp(v, "HTTP/1.", 7) == 0 && v[7] >= '1' && v[7] <= '9' && v[8] == '\0';
+}
+
 enum api_err http_check_head(struct MHD_Connection *c, const char *version,
 			     struct http_head *head, char *msg, size_t msglen, int *close_now)
 {
@@ -188,7 +195,7 @@ enum api_err http_check_head(struct MHD_Connection *c, const char *version,
 
 	http_scan_init(&h, head, msg, msglen);
 	MHD_get_connection_values_n(c, MHD_HEADER_KIND, scan_mhd_header, &h);
-	return http_scan_end(&h, version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0, close_now);
+	return http_scan_end(&h, http11(version), close_now);
 }
 
 const char *http_origin_form(const char *target, size_t len)

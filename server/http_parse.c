@@ -42,15 +42,17 @@ static enum http_parse_result bad(char *msg, size_t msglen, enum http_parse_resu
 	return r;
 }
 
-/* "HTTP/1.1" -> 1; -1 for another HTTP/d.d, -2 for anything else. */
+/* "HTTP/1.0" -> 0, "HTTP/1.1" .. "HTTP/1.9" -> 1 (a later 1.x is served as
+ * 1.1, the highest this server conforms to: RFC 9110 6.2, as libmicrohttpd
+ * does); -1 for another HTTP/d.d, -2 for anything else. */
 static int parse_version(const char *v, size_t n)
 {
 	if (n != 8 || memcmp(v, "HTTP/", 5) != 0 || v[6] != '.' || v[5] < '0' || v[5] > '9' ||
 	    v[7] < '0' || v[7] > '9')
 		return -2;
-	if (v[5] != '1' || (v[7] != '0' && v[7] != '1'))
+	if (v[5] != '1')
 		return -1;
-	return v[7] - '0';
+	return v[7] == '0' ? 0 : 1;
 }
 
 /* The request line buf[0..n) (no line end). */

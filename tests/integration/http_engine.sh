@@ -73,6 +73,22 @@ test_expect 'errors: 404, 405 with Allow, 415 alike in both engines' '
 	URL=$EV_URL expect 415 POST /v1/meshes/cube/raycast -H "Content-Type: text/plain" --data x &&
 	errcode unsupported_media_type
 '
+test_expect 'versions alike in both engines: HTTP/1.2 and 1.9 served as 1.1 (Host required), 2.0 and 0.9 505' '
+	python3 - "${MHD_URL##*:}" "${EV_URL##*:}" <<"PY"
+import socket, sys
+def status(port, version, host=True):
+    s = socket.create_connection(("127.0.0.1", int(port)), timeout=5)
+    s.sendall(("GET /healthz %s\r\n%s\r\n" % (version, "Host: x\r\n" if host else "")).encode())
+    line = s.recv(4096).split(b"\r\n")[0]
+    s.close()
+    return int(line.split()[1])
+want = {("HTTP/1.2", True): 200, ("HTTP/1.9", True): 200, ("HTTP/1.2", False): 400,
+        ("HTTP/2.0", True): 505, ("HTTP/0.9", True): 505}
+for port in sys.argv[1:3]:
+    got = {k: status(port, *k) for k in want}
+    assert got == want, (port, got)
+PY
+'
 
 # Request smuggling: a head whose framing headers are refused or ambiguous
 # (a refused header before Content-Length, two lengths, Content-Length with

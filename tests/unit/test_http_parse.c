@@ -76,6 +76,15 @@ START_TEST(test_request_line)
 	ck_assert_int_eq(p.minor, 0);
 	ck_assert_str_eq(p.method, "HEAD");
 	ck_assert_int_eq(p.verdict, API_OK);
+
+	/* a later HTTP/1.x is served as 1.1 (RFC 9110 6.2), Host and all */
+	ck_assert_int_eq(parse("GET /healthz HTTP/1.2\r\nHost: x\r\n\r\n", &p, buf, sizeof(buf), msg),
+			 HTTP_PARSE_OK);
+	ck_assert_int_eq(p.minor, 1);
+	ck_assert_int_eq(p.verdict, API_OK);
+	ck_assert_int_eq(parse("GET /healthz HTTP/1.9\r\n\r\n", &p, buf, sizeof(buf), msg),
+			 HTTP_PARSE_OK);
+	ck_assert_int_ne(p.verdict, API_OK);	/* no Host, as for 1.1 */
 }
 END_TEST
 
@@ -91,7 +100,9 @@ static const struct {
 	{ "GET /a b HTTP/1.1\r\nHost: x\r\n\r\n", HTTP_PARSE_BAD },
 	{ "GET /a\x7f HTTP/1.1\r\nHost: x\r\n\r\n", HTTP_PARSE_BAD },
 	{ "GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n", HTTP_PARSE_VERSION },
-	{ "GET /healthz HTTP/1.2\r\nHost: x\r\n\r\n", HTTP_PARSE_VERSION },
+	{ "GET /healthz HTTP/3.1\r\nHost: x\r\n\r\n", HTTP_PARSE_VERSION },
+	{ "GET /healthz HTTP/0.9\r\nHost: x\r\n\r\n", HTTP_PARSE_VERSION },
+	{ "GET /healthz HTTP/1.10\r\nHost: x\r\n\r\n", HTTP_PARSE_BAD },
 	{ "GET /healthz HTTP/1.x\r\nHost: x\r\n\r\n", HTTP_PARSE_BAD },
 	{ "GET /healthz http/1.1\r\nHost: x\r\n\r\n", HTTP_PARSE_BAD },
 	{ "GET /healthz FOO/1.1\r\nHost: x\r\n\r\n", HTTP_PARSE_BAD },
