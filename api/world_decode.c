@@ -263,7 +263,7 @@ enum api_err decode_snapshot(const cJSON *root, const struct api_world_limits *l
 	if (!x.tick.given)
 		return fail_at(f, API_INVALID_REQUEST, &pk, "required");
 	if (!num_ok(x.tick.raw, &tick) || !wf_tick_ok(tick))
-		return fail_at(f, API_INVALID_REQUEST, &pk, "must be an integer in [0, 2^53]");
+		return fail_at(f, API_INVALID_REQUEST, &pk, "must be an integer in [0, 2^53 - 1]");
 	if (!x.time_ms.given)
 		return fail_at(f, API_INVALID_REQUEST, &pt, "required");
 	if (!num_ok(x.time_ms.raw, &q->time_ms))

@@ -29,7 +29,10 @@ const unsigned wf_shape_fields[] = {
 
 int wf_tick_ok(double tick)
 {
-	return tick == floor(tick) && tick >= 0 && tick <= 9007199254740992.0;
+	/* 2^53 - 1 (JavaScript's MAX_SAFE_INTEGER): every larger integer
+	 * sent reads as 2^53 or more (2^53 + 1 rounds to 2^53), so none is
+	 * taken as another number than the one sent */
+	return tick == floor(tick) && tick >= 0 && tick <= 9007199254740991.0;
 }
 
 int wf_half_extents_ok(vec3 s)

@@ -43,7 +43,7 @@ extern const char *const wf_shape_names[];
 extern const unsigned wf_shape_fields[];
 /* Of those, the ones a shape may leave out (a box's rotation, a mesh's transform). */
 #define WF_HB_OPTIONAL (1u << HB_ROT | 1u << HB_XFORM)
-/* A snapshot's tick: an integer in [0, 2^53] (1), else 0. */
+/* A snapshot's tick: an integer in [0, 2^53 - 1] (1), else 0. */
 int wf_tick_ok(double tick);
 /* A box's half extents, once floats: each >= 0 (1), else 0. */
 int wf_half_extents_ok(vec3 s);

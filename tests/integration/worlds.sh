@@ -230,6 +230,8 @@ test_expect '400 invalid_request names the field' '
 	jexpect 400 POST $W/snapshots "{\"tick\": 901, \"time_ms\": 9001, \"entities\": [{\"id\": \"a\", \"hitboxes\": [{\"id\": \"h\", \"shape\": \"mesh\", \"mesh\": \"box\", \"transform\": {\"matrix\": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1]}}]}]}" &&
 	errcode invalid_request "entities[0].hitboxes[0].transform.matrix" &&
 	jexpect 400 POST $W/snapshots "{\"tick\": -1, \"time_ms\": 9001, \"entities\": []}" && errcode invalid_request "tick" &&
+	jexpect 400 POST $W/snapshots "{\"tick\": 9007199254740993, \"time_ms\": 9001, \"entities\": []}" &&
+	errcode invalid_request "tick: must be an integer in [0, 2^53 - 1]" &&
 	jexpect 400 PUT /v1/worlds/w6 "{\"history_ms\": 0}" && errcode invalid_request "history_ms" &&
 	jexpect 400 PUT /v1/worlds/w6 "{\"teleport_distance\": -1}" && errcode invalid_request "teleport_distance" &&
 	jexpect 400 PUT /v1/worlds/w6 "{\"static\": [{\"id\": \"a\", \"mesh\": \"box\"}, {\"id\": \"a\", \"mesh\": \"box\"}]}" &&

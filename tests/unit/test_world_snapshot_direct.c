@@ -200,7 +200,7 @@ END_TEST
 /* Edge values both paths take (compared struct by struct). */
 static const char *const edges[] = {
 	"{\"tick\":0,\"time_ms\":-0,\"entities\":[]}",
-	"{\"entities\":[],\"time_ms\":1e-320,\"tick\":9007199254740992}",
+	"{\"entities\":[],\"time_ms\":1e-320,\"tick\":9007199254740991}",
 	"{\"tick\":5.0,\"time_ms\":1,\"entities\":[{\"hitboxes\":[],\"id\":\"e\"}]}",
 	"{\"tick\":1e2,\"time_ms\":1,\"entities\":[{\"id\":\"e\",\"layer\":31,\"hitboxes\":["
 	"{\"id\":\"h\",\"shape\":\"box\",\"center\":[0,0,0],\"half_extents\":[-1e-50,0,-0]},"
@@ -447,6 +447,8 @@ static const struct decline_row {
 	{ "{\"tick\":-1,\"time_ms\":0,\"entities\":[]}", NULL },
 	{ "{\"tick\":1.5,\"time_ms\":0,\"entities\":[]}", NULL },
 	{ "{\"tick\":9007199254740994,\"time_ms\":0,\"entities\":[]}", NULL },
+	{ "{\"tick\":9007199254740993,\"time_ms\":0,\"entities\":[]}", NULL },	/* reads as 2^53 */
+	{ "{\"tick\":9007199254740992,\"time_ms\":0,\"entities\":[]}", NULL },
 	{ "{\"tick\":\"1\",\"time_ms\":0,\"entities\":[]}", NULL },
 	{ "{\"tick\":1,\"time_ms\":1e400,\"entities\":[]}", NULL },
 	{ "{\"tick\":1,\"time_ms\":null,\"entities\":[]}", NULL },
