@@ -87,7 +87,7 @@ int segment_qray(const double start[3], const double end[3], struct qray *r)
 	r->ray.dir = v3((float)r->dir[0], (float)r->dir[1], (float)r->dir[2]);
 	r->length = len;
 	r->unit = 1;
-	r->ray.tmax = r->reach = tmax_from(len);
+	r->ray.tmax = tmax_from(len);
 	return 0;
 }
 

@@ -196,7 +196,6 @@ int wf_shot_ray(const double o[3], const double d[3], const double *max_distance
 	qray_init(&q, vec3_from(o), d, max_distance ? tmax_from(*max_distance) : INFINITY);
 	s->ray = q.ray;
 	s->unit = q.unit;
-	s->reach = q.reach;
 	return 0;
 }
 

@@ -208,8 +208,9 @@ int obb_raycast(const struct obb *b, const struct ray *ray, struct obb_hit *hit)
 		if (t1 < tout)
 			tout = t1;
 	}
-	/* Outside, so some moving axis has its entry ahead (tin > 0). */
-	if (face < 0 || tin < 0 || tin > tout)
+	/* Outside, so some moving axis has its entry ahead (tin > 0); none at
+	 * a distance past the float range (a mesh's rule, mesh.h) */
+	if (face < 0 || tin < 0 || tin > tout || !(tin <= FLT_MAX))
 		return 0;
 	hit->t = (float)tin;
 	hit->point = v3((float)(ray->origin.x + tin * d[0]),

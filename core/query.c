@@ -1,4 +1,5 @@
 /* query.c - world-space ray queries: move the ray in, move the hits out. */
+#include <float.h>
 #include <math.h>
 
 #include "query.h"
@@ -41,15 +42,13 @@ int qray_as_given(struct qray *r, vec3 origin, const double d[3], float tmax)
 		r->dir[k] = s[k];
 	/* largest component in [1, 2): no overflow, |s| in [1, 2 sqrt 3) */
 	r->unit = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
-	r->reach = tmax;
 	r->length = 0;
-	r->ray.tmax = tmax;
-	if (tmax < INFINITY) {
-		p = (double)tmax / r->unit;
-		r->ray.tmax = (float)p;
-		if ((double)r->ray.tmax < p)
-			r->ray.tmax = nextafterf(r->ray.tmax, INFINITY);
-	}
+	/* the largest float t with t * unit <= tmax (and a float distance:
+	 * FLT_MAX at most): a hit past the limit is never answered */
+	p = (tmax < FLT_MAX ? tmax : FLT_MAX) / r->unit;
+	r->ray.tmax = (float)p;
+	if ((double)r->ray.tmax > p)
+		r->ray.tmax = nextafterf(r->ray.tmax, 0);
 	return 1;
 }
 
@@ -64,7 +63,6 @@ void qray_init(struct qray *r, vec3 origin, const double d[3], float tmax)
 		return;
 	r->ray.origin = origin;
 	r->ray.tmax = tmax;
-	r->reach = tmax;
 	r->unit = 1;
 	r->length = 0;
 	if (unit) {

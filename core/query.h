@@ -21,7 +21,6 @@
  */
 struct qray {
 	struct ray ray;		/* world origin, direction as cast, tmax in units of |dir| */
-	float reach;		/* the limit in world units (INFINITY: none) */
 	double dir[3];		/* ray.dir in double (normalised: before its rounding) */
 	double unit;		/* |ray.dir|: world distance per unit of t (1: t is the distance) */
 	double length;		/* segments: |end - start| in double; rays: 0 */
@@ -58,19 +57,17 @@ void qray_init(struct qray *r, vec3 origin, const double d[3], float tmax);
  * float and d scaled so is exact, else 0 (r unchanged). */
 int qray_as_given(struct qray *r, vec3 origin, const double d[3], float tmax);
 
-/* The world distance of the point at t along a ray cast with unit and
- * reach as a qray's: t * unit rounded once, never past the limit (t <=
- * ray.tmax, which is the limit rounded up). */
-static inline float ray_distance(float t, double unit, float reach)
+/* The world distance of the point at t along a ray cast with unit as a
+ * qray's: t * unit rounded once (t <= ray.tmax keeps it within the limit
+ * and finite). */
+static inline float ray_distance(float t, double unit)
 {
-	float d = (float)((double)t * unit);
-
-	return d > reach ? reach : d;
+	return (float)((double)t * unit);
 }
 
 static inline float qray_distance(const struct qray *r, float t)
 {
-	return ray_distance(t, r->unit, r->reach);
+	return ray_distance(t, r->unit);
 }
 
 /* The world point o + t*d of r, in double, rounded once. */

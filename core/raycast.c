@@ -74,7 +74,7 @@ static inline void rq_slabs(struct rq *q, const struct mesh *m, const struct ray
 			       _mm_andnot_ps(tiny, _mm_div_ps(_mm_set1_ps(1.0f), d)));
 	__m128 tlo = _mm_mul_ps(_mm_sub_ps(rq_load(&m->bvh.lo), o), inv);
 	__m128 thi = _mm_mul_ps(_mm_sub_ps(_mm_shuffle_ps(hi, hi, _MM_SHUFFLE(0, 3, 2, 1)), o), inv);
-	__m128 t0 = _mm_min_ps(tlo, thi);
+	__m128 t0 = _mm_mul_ps(_mm_min_ps(tlo, thi), _mm_set1_ps(RC_NEAR_SLACK));
 	__m128 t1 = _mm_mul_ps(_mm_max_ps(tlo, thi), _mm_set1_ps(RC_BOX_SLACK));
 	__m128i three = _mm_and_si128(_mm_castps_si128(_mm_cmplt_ps(inv, zero)), _mm_set1_epi32(3));
 	__m128 n = _mm_max_ss(zero, t0), f = _mm_min_ss(_mm_set_ss(r->tmax), t1);
@@ -128,7 +128,7 @@ static inline void rq_axis(struct rq *q, int a, float o, float d, float lo, floa
 	q->inv[a] = inv;
 	q->nrow[a] = a + 3 * far_lo;	/* lo then hi: a node's float[6][8] (bvh.h) */
 	q->frow[a] = a + 3 - 3 * far_lo;
-	*tn = MAXF(*tn, t0);
+	*tn = MAXF(*tn, t0 * RC_NEAR_SLACK);
 	*tf = MINF(*tf, t1 * RC_BOX_SLACK);
 }
 

@@ -28,6 +28,11 @@
  * below sums more than a few hundred of them. */
 #define RC_TINY 0x1p-140f
 #define RC_BOX_SLACK (1.0f + 0x1p-20f)
+/* Entries shrunk by as much: an entry rounds up by at most three roundings
+ * (a subtraction, 1/d and the product), so a box entered exactly at the
+ * ray's limit (a hit exactly at max_distance, on a face of its box) is
+ * still met. */
+#define RC_NEAR_SLACK (1.0f - 0x1p-20f)
 
 struct rq {
 	/* the ray as given (mesh space) */

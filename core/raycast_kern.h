@@ -38,9 +38,10 @@ struct kern_ray {
 };
 
 /* Entry and exit distances of the children of nd (exits padded by
- * RC_BOX_SLACK); returns the bits of those met with tnear <= tcur. The pad
- * multiplies the least exit once: rounding is monotonic, so this equals
- * the least of the padded exits. */
+ * RC_BOX_SLACK, entries shrunk by RC_NEAR_SLACK); returns the bits of those
+ * met with tnear <= tcur. Each pad multiplies the greatest entry or the
+ * least exit once: rounding is monotonic, so this equals the greatest of
+ * the shrunk entries and the least of the padded exits. */
 KFN static inline unsigned kern_node(const struct bvh_node *nd, const struct kern_ray *kr,
 				     float tcur, float tn[BVH_WIDTH], float tf[BVH_WIDTH])
 {
@@ -59,6 +60,7 @@ KFN static inline unsigned kern_node(const struct bvh_node *nd, const struct ker
 			tfar = a ? N_MIN(tfar, f) : f;
 		}
 		tfar = N_MIN(N_SET1(tcur), N_MUL(tfar, N_SET1(RC_BOX_SLACK)));
+		tnear = N_MUL(tnear, N_SET1(RC_NEAR_SLACK));
 		N_STORE(tn + c, tnear);
 		N_STORE(tf + c, tfar);
 		bits |= (unsigned)N_BITS(N_LE(tnear, tfar)) << c;

@@ -91,12 +91,13 @@ static void fill_inside(const struct ray *ray, struct shape_hit *hit)
 	hit->inside = 1;
 }
 
-/* t within the ray's range (a tiny relative slack past a finite tmax). */
+/* t within the ray's range (a tiny relative slack past a finite tmax), and
+ * a float (none past the float range, as a mesh's rule, mesh.h). */
 static int within(const struct ray *ray, double *t)
 {
 	double tmax = ray->tmax;
 
-	if (!(tmax >= 0))
+	if (!(tmax >= 0) || !(*t <= FLT_MAX))
 		return 0;
 	if (*t <= tmax)
 		return 1;

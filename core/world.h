@@ -130,7 +130,6 @@ void world_view_release(struct world_view *v);	/* NULL is fine */
 struct world_shot {
 	struct ray ray;			/* direction as cast, tmax in units of |dir| (INFINITY allowed) */
 	double unit;			/* world distance per unit of t (1: t is the distance) */
-	float reach;			/* the limit in world units (INFINITY: none) */
 	int has_time;			/* 0: the newest snapshot */
 	double time_ms;
 	uint32_t layers;		/* bit i: layer i may be hit */

@@ -466,7 +466,7 @@ static void finish(const struct world_shot *s, struct collect *c, uint32_t max_h
 			hits[i] = c->all[i].h;
 	}
 	for (i = 0; i < *nhits; i++)
-		hits[i].t = ray_distance(hits[i].t, s->unit, s->reach);
+		hits[i].t = ray_distance(hits[i].t, s->unit);
 }
 
 static int shot_ok(const struct world_shot *s)

@@ -15,8 +15,7 @@ static inline int fuzz_same_ray(const struct qray *r, const struct qray *s)
 	       !memcmp(&r->ray.tmax, &s->ray.tmax, sizeof(r->ray.tmax)) &&
 	       !memcmp(r->dir, s->dir, sizeof(r->dir)) &&
 	       !memcmp(&r->length, &s->length, sizeof(r->length)) &&
-	       !memcmp(&r->unit, &s->unit, sizeof(r->unit)) &&
-	       !memcmp(&r->reach, &s->reach, sizeof(r->reach));
+	       !memcmp(&r->unit, &s->unit, sizeof(r->unit));
 }
 
 /* 1 when a and b have the same form, options, transform and rays. */

@@ -22,8 +22,7 @@ static int same_shot(const struct world_shot *s, const struct world_shot *t)
 	if (memcmp(&s->ray.origin, &t->ray.origin, sizeof(s->ray.origin)) ||
 	    memcmp(&s->ray.dir, &t->ray.dir, sizeof(s->ray.dir)) ||
 	    memcmp(&s->ray.tmax, &t->ray.tmax, sizeof(s->ray.tmax)) ||
-	    memcmp(&s->unit, &t->unit, sizeof(s->unit)) ||
-	    memcmp(&s->reach, &t->reach, sizeof(s->reach)) || s->has_time != t->has_time ||
+	    memcmp(&s->unit, &t->unit, sizeof(s->unit)) || s->has_time != t->has_time ||
 	    memcmp(&s->time_ms, &t->time_ms, sizeof(s->time_ms)) || s->layers != t->layers ||
 	    s->nignore != t->nignore || !s->ignore != !t->ignore)
 		return 0;

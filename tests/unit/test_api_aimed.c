@@ -399,6 +399,155 @@ START_TEST(test_world_shots)
 }
 END_TEST
 
+/*
+ * Rays down onto a floor (z = 0) whose direction has an integer length
+ * (2, 3, 6: 7): the hit lies exactly at k |d| for integer k, so
+ * max_distance exactly there must hit, at exactly that distance, and the
+ * float below it must miss, in every mode; a box flush with the floor there
+ * ties (the mesh wins a hitscan) and is hit exactly at its limit too.
+ */
+static const int pyth[][4] = {
+	{ 1, 2, 2, 3 }, { 2, 3, 6, 7 }, { 1, 4, 8, 9 }, { 4, 4, 7, 9 }, { 2, 6, 9, 11 },
+	{ 6, 6, 7, 11 }, { 3, 4, 12, 13 }, { 2, 10, 11, 15 }, { 1, 12, 12, 17 }, { 12, 12, 1, 17 },
+};
+
+static int hits_at(const char *path, const char *extra, const int *o, const double *d, double md,
+		   double *dist)
+{
+	char body[512];
+	struct api_response r;
+	const cJSON *h;
+	cJSON *j;
+	int hit;
+
+	snprintf(body, sizeof(body), "{%s\"origin\":[%d,%d,%d],\"direction\":[%.17g,%.17g,%.17g],"
+		 "\"max_distance\":%.17g}", extra, o[0], o[1], o[2], d[0], d[1], d[2], md);
+	call("POST", path, body, strlen(body), &r);
+	ck_assert_msg(r.status == 200, "%s %s: %d %s", path, body, r.status, r.body.data);
+	j = cJSON_ParseWithLength(r.body.data, r.body.len);
+	api_response_release(&r);
+	h = cJSON_GetObjectItemCaseSensitive(j, "hits");
+	if (h) {		/* mode all: the last hit */
+		hit = cJSON_GetArraySize(h) > 0;
+		if (hit)
+			*dist = num(cJSON_GetArrayItem(h, cJSON_GetArraySize(h) - 1), "distance");
+	} else {
+		h = cJSON_GetObjectItemCaseSensitive(j, "hit");
+		hit = cJSON_IsTrue(h) || cJSON_IsString(h);
+		if (hit && cJSON_GetObjectItemCaseSensitive(j, "distance"))
+			*dist = num(j, "distance");
+		if (cJSON_IsString(h))
+			hit = strcmp(h->valuestring, "mesh") == 0 ? 1 : 2;
+	}
+	cJSON_Delete(j);
+	return hit;
+}
+
+START_TEST(test_exact_limits)
+{
+	static const char floor_json[] = "{\"vertices\":[[-65536,-65536,0],[65536,-65536,0],[0,65536,0]],"
+					 "\"triangles\":[[0,1,2]]}";
+	static const char *modes[] = { "", "\"mode\":\"any\",", "\"mode\":\"all\"," };
+	struct rng g = { 0xf1005eedULL };
+	struct api_response r;
+	char box[256];
+	int n = 0;
+
+	static const char world[] = "{\"static\":[{\"id\":\"f\",\"mesh\":\"floor\"}]}";
+	static const char snap[] = "{\"tick\":1,\"time_ms\":0,\"entities\":[{\"id\":\"e\",\"hitboxes\":"
+				   "[{\"id\":\"b\",\"shape\":\"sphere\",\"center\":[0,0,-50],\"radius\":1}]}]}";
+
+	call("PUT", "/v1/meshes/floor", floor_json, strlen(floor_json), &r);
+	ck_assert_int_eq(r.status, 201);
+	api_response_release(&r);
+	call("PUT", "/v1/worlds/fl", world, strlen(world), &r);
+	ck_assert_int_eq(r.status, 201);
+	api_response_release(&r);
+	call("POST", "/v1/worlds/fl/snapshots", snap, strlen(snap), &r);
+	ck_assert_int_eq(r.status, 204);
+	api_response_release(&r);
+	for (int i = 0; i < 300; i++) {
+		const int *p = pyth[i % 10];
+		int k = 1 + (int)(rng_next(&g) % 300), o[3], s[3] = { 0, 1, 2 };
+		double d[3], len = p[3], dist = 0, below;
+
+		/* the three components in any order, x and y of either sign, z down */
+		for (int a = 2; a > 0; a--) {
+			int b = (int)(rng_next(&g) % (uint64_t)(a + 1)), t = s[a];
+
+			s[a] = s[b];
+			s[b] = t;
+		}
+		d[0] = (rng_next(&g) & 1 ? -1 : 1) * p[s[0]];
+		d[1] = (rng_next(&g) & 1 ? -1 : 1) * p[s[1]];
+		d[2] = -p[s[2]];
+		o[0] = (int)(rng_next(&g) % 2001) - 1000;
+		o[1] = (int)(rng_next(&g) % 2001) - 1000;
+		o[2] = (int)-d[2] * k;
+		ck_assert_double_eq(d[0] * d[0] + d[1] * d[1] + d[2] * d[2], len * len);
+		below = nextafterf((float)(k * len), 0);
+		for (int m = 0; m < 3; m++) {
+			ck_assert_msg(hits_at("/v1/meshes/floor/raycast", modes[m], o, d, k * len, &dist) &&
+				      dist == k * len, "ray %d mode %d: no hit at exactly max_distance %g (%g): "
+				      "origin %d %d %d direction %g %g %g", i, m, k * len, dist, o[0], o[1], o[2],
+				      d[0], d[1], d[2]);
+			ck_assert_msg(!hits_at("/v1/meshes/floor/raycast", modes[m], o, d, below, &dist),
+				      "ray %d mode %d: a hit at %g past max_distance %.9g", i, m, dist, below);
+		}
+		for (int w = 0; w < 2; w++) {
+			const char *path = w ? "/v1/worlds/fl/hitscan" : "/v1/worlds/fl/raycast";
+
+			ck_assert_msg(hits_at(path, "", o, d, k * len, &dist) && dist == k * len,
+				      "world shot %d (%s): no hit at exactly max_distance", i, path);
+			ck_assert_msg(!hits_at(path, "", o, d, below, &dist),
+				      "world shot %d (%s): a hit past max_distance", i, path);
+		}
+		/* a box whose top face is the floor under the hit point */
+		snprintf(box, sizeof(box), "\"mesh\":\"floor\",\"boxes\":[{\"center\":[%g,%g,-1],"
+			 "\"half_extents\":[1,1,1]}],", o[0] + d[0] * k, o[1] + d[1] * k);
+		ck_assert_msg(hits_at("/v1/hitscan", box, o, d, k * len, &dist) == 1 && dist == k * len,
+			      "shot %d: the floor does not win the tie with the box", i);
+		ck_assert_msg(hits_at("/v1/obb/raycast", box + strlen("\"mesh\":\"floor\","), o, d,
+				      k * len, &dist) && dist == k * len, "box ray %d: missed at its limit", i);
+		ck_assert(!hits_at("/v1/obb/raycast", box + strlen("\"mesh\":\"floor\","), o, d, below,
+				   &dist));
+		n++;
+	}
+	ck_assert_int_eq(n, 300);
+}
+END_TEST
+
+/* A hit whose distance is past the float range is no hit (mesh.h's rule),
+ * whatever the direction's length: never a distance of null. */
+START_TEST(test_distance_past_floats)
+{
+	static const char tri[] = "{\"vertices\":[[1e38,-1e38,-1e38],[-1e38,1e38,-1e38],[-1e38,-1e38,1e38]],"
+				  "\"triangles\":[[0,1,2]]}";
+	static const char *bodies[][2] = {
+		{ "/v1/meshes/far/raycast", "{\"origin\":[-2.3e38,-2.3e38,-2.3e38],\"direction\":[1,1,1]}" },
+		{ "/v1/meshes/far/raycast", "{\"origin\":[-2.3e38,-2.3e38,-2.3e38],\"direction\":[1,1,1],"
+					    "\"mode\":\"all\"}" },
+		{ "/v1/obb/raycast", "{\"origin\":[-3e38,0,0],\"direction\":[1,0,0],\"boxes\":"
+				     "[{\"center\":[3e38,0,0],\"half_extents\":[1,1,1]}]}" },
+		{ "/v1/obb/raycast", "{\"origin\":[-3e38,0,0],\"direction\":[2,0,0],\"boxes\":"
+				     "[{\"center\":[3e38,0,0],\"half_extents\":[1,1,1]}]}" },
+	};
+	struct api_response r;
+
+	call("PUT", "/v1/meshes/far", tri, strlen(tri), &r);
+	ck_assert_int_eq(r.status, 201);
+	api_response_release(&r);
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		call("POST", bodies[i][0], bodies[i][1], strlen(bodies[i][1]), &r);
+		ck_assert_int_eq(r.status, 200);
+		ck_assert_msg((strstr(r.body.data, "\"hit\":false") || strstr(r.body.data, "\"hits\":[]")) &&
+			      !strstr(r.body.data, "null"),
+			      "%s %s: %s", bodies[i][0], bodies[i][1], r.body.data);
+		api_response_release(&r);
+	}
+}
+END_TEST
+
 /* max_distance with a direction of any length: world units all the same. */
 START_TEST(test_max_distance_any_length)
 {
@@ -447,6 +596,8 @@ static Suite *aimed_suite(void)
 	tcase_add_test(tc, test_segments_and_shots_at_vertices);
 	tcase_add_test(tc, test_box_corners);
 	tcase_add_test(tc, test_world_shots);
+	tcase_add_test(tc, test_exact_limits);
+	tcase_add_test(tc, test_distance_past_floats);
 	tcase_add_test(tc, test_max_distance_any_length);
 	suite_add_tcase(s, tc);
 	return s;

@@ -69,7 +69,6 @@ static struct world_shot shot_at(float x, float y, float z, float dx, float dy, 
 	s.ray.dir = v3_normalize(v3(dx, dy, dz));
 	s.ray.tmax = INFINITY;
 	s.unit = 1;
-	s.reach = INFINITY;
 	s.layers = WORLD_LAYERS_ALL;
 	return s;
 }
@@ -147,7 +146,6 @@ START_TEST(test_tlas_vs_brute_force)
 			sh.ray.dir = v3_normalize(v3_sub(v3((float)in[n % NINST].xf.m[3], (float)in[n % NINST].xf.m[7],
 							    (float)in[n % NINST].xf.m[11]), sh.ray.origin));
 		sh.ray.tmax = n % 3 ? INFINITY : (float)rng_range(&g, 10, 150);
-		sh.reach = sh.ray.tmax;
 		sh.layers = n % 4 ? WORLD_LAYERS_ALL : 0x5u;
 		for (i = 0; i < NINST; i++) {
 			struct query_opts o = { .mode = HIT_CLOSEST, .flip_winding = in[i].xf.det < 0, .max_hits = 1 };
