@@ -1,7 +1,7 @@
 /* query_handlers.c - ray, segment, overlap, OBB and hitscan queries: each
  * endpoint is a decoder, an item callback and its encoder; answer_query
  * runs every one of them through the batch driver. */
-#include <float.h>
+#include <math.h>
 #include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,18 +176,16 @@ static enum core_result item_obb(const void *cls, size_t i, void *scratch, struc
 }
 
 /* A hitscan's answer from its box test (box_hit: bi, bh) and its mesh cast
- * up to that box (nh, wh): a mesh hit at t <= the box's t wins (a wall
+ * up to that box (nh, wh: hitscan_shot): any mesh hit there wins (a wall
  * flush with a hitbox blocks the shot). */
 static void hitscan_answer(struct buf *b, const struct query *q, const struct qray *r,
 			   int box_hit, size_t bi, const struct obb_hit *bh, uint32_t nh,
 			   const struct world_hit *wh)
 {
-	float box_distance = box_hit ? qray_distance(r, bh->t) : INFINITY;
-
-	if (nh && (!box_hit || wh->distance <= box_distance))
+	if (nh)
 		encode_hitscan_mesh(b, wh->distance, wh->point, wh->normal, wh->triangle);
 	else if (box_hit)
-		encode_hitscan_box(b, box_distance, qray_point(r, bh->t), bh->normal, bi,
+		encode_hitscan_box(b, qray_distance(r, bh->t), qray_point(r, bh->t), bh->normal, bi,
 				   q->boxes.ids[bi]);
 	else
 		encode_hitscan_miss(b);
@@ -200,13 +198,15 @@ static int hitscan_box(const struct query *q, const struct qray *r, size_t *bi,
 	return q->boxes.n && obb_raycast_first(q->boxes.boxes, q->boxes.n, &r->ray, bi, bh);
 }
 
-/* The mesh part of a shot: the ray cut at its box's distance. */
+/* The mesh part of a shot: the ray cut a float past its box's t (the box's
+ * t is its exact entry rounded either way: a wall exactly flush with the
+ * box must still be met, and then wins), never past the ray's own limit. */
 static struct qray hitscan_shot(const struct qray *r, int box_hit, const struct obb_hit *bh)
 {
 	struct qray shot = *r;
 
 	if (box_hit)
-		shot.ray.tmax = bh->t > 0 ? bh->t : FLT_TRUE_MIN;
+		shot.ray.tmax = fminf(nextafterf(bh->t, INFINITY), r->ray.tmax);
 	return shot;
 }
 

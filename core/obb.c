@@ -378,17 +378,21 @@ int obb_aabb_overlap(const struct obb *b, vec3 lo, vec3 hi)
  */
 void obb_bounds(const struct obb *b, vec3 *lo, vec3 *hi)
 {
-	double l[3], u[3], h[3];
+	double l[3], u[3], h[3], pad;
 	int i, k;
 
 	to_d3(b->half, h);
+	/* the box the rotation describes, not only the one its float axes
+	 * span (a corner moves by a few 2^-24 of the extents): the SAT's own
+	 * slack, so that culling never drops what the SAT would keep */
+	pad = OBB_SAT_REL * fmax(h[0], fmax(h[1], h[2]));
 	for (k = 0; k < 3; k++) {
-		double c = v3_comp(b->center, k), ext = 0, err;
+		double c = v3_comp(b->center, k), ext = pad, err;
 		float fl, fu;
 
 		for (i = 0; i < 3; i++)
 			ext += h[i] * fabs((double)v3_comp(b->axis[i], k));
-		/* each product is exact; three sums round by at most this */
+		/* each product is exact; four sums round by at most this */
 		err = 4 * DBL_EPSILON * (fabs(c) + ext);
 		l[k] = c - ext;
 		u[k] = c + ext;

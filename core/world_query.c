@@ -503,10 +503,13 @@ enum core_result world_hitscan(const struct world_view *v, const struct world_sh
 	if (r == CORE_OK && c.mode == HIT_ALL) {
 		r = cast_static(v, &s->ray, s->ray.tmax, s->layers, &c, buf, bufcap, stats);
 	} else if (r == CORE_OK) {
-		/* up to and including the entity's distance: static wins a tie */
-		r = cast_static(v, &s->ray, c.found ? c.best.t : s->ray.tmax, s->layers, &sc, buf,
-				1, stats);
-		if (sc.found && (!c.found || sc.best.t <= c.best.t)) {
+		/* up to a float past the entity's t (its exact entry rounded
+		 * either way), never past the shot's limit: static wins a tie,
+		 * a wall exactly flush with a hitbox blocks the shot */
+		r = cast_static(v, &s->ray,
+				c.found ? fminf(nextafterf(c.best.t, INFINITY), s->ray.tmax) : s->ray.tmax,
+				s->layers, &sc, buf, 1, stats);
+		if (sc.found) {
 			c.best = sc.best;
 			c.found = 1;
 		}

@@ -517,6 +517,63 @@ START_TEST(test_exact_limits)
 }
 END_TEST
 
+/*
+ * A wall exactly flush with a box's face (x = 1): every shot at it is the
+ * wall's, in a hitscan (mesh against boxes) and in a world (static against
+ * a box hitbox), whichever way the box's entry rounds (the shots start at
+ * random floats: 0.1 once rounded the box's entry below the wall's).
+ */
+START_TEST(test_flush_ties)
+{
+	static const char wall[] = "{\"vertices\":[[1,-100,-100],[1,100,-100],[1,0,100]],\"triangles\":[[0,1,2]]}";
+	static const char world[] = "{\"static\":[{\"id\":\"w\",\"mesh\":\"wall\"}]}";
+	static const char snap[] = "{\"tick\":1,\"time_ms\":0,\"entities\":[{\"id\":\"e\",\"hitboxes\":"
+				   "[{\"id\":\"b\",\"shape\":\"box\",\"center\":[1.5,0,0],\"half_extents\":[0.5,50,50]}]}]}";
+	static struct aim a[NAIM];
+	struct rng g = { 0x71e5ULL };
+	struct api_response r;
+	struct buf body;
+	size_t n = 1000;
+
+	call("PUT", "/v1/meshes/wall", wall, strlen(wall), &r);
+	ck_assert_int_eq(r.status, 201);
+	api_response_release(&r);
+	call("PUT", "/v1/worlds/tie", world, strlen(world), &r);
+	ck_assert_int_eq(r.status, 201);
+	api_response_release(&r);
+	call("POST", "/v1/worlds/tie/snapshots", snap, strlen(snap), &r);
+	ck_assert_int_eq(r.status, 204);
+	api_response_release(&r);
+	for (size_t i = 0; i < n; i++) {
+		a[i].o[0] = (float)rng_range(&g, -10, 0.95);
+		a[i].o[1] = (float)rng_range(&g, -1, 1);
+		a[i].o[2] = (float)rng_range(&g, -1, 1);
+		a[i].d[0] = i % 2 ? 1 : (float)rng_range(&g, 0.5, 3);
+		a[i].d[1] = (float)rng_range(&g, -0.5, 0.5);
+		a[i].d[2] = (float)rng_range(&g, -0.5, 0.5);
+	}
+	for (int w = 0; w < 2; w++) {
+		const cJSON *res;
+		cJSON *j;
+
+		batch_body(&body, w ? "" : "\"mesh\":\"wall\",\"boxes\":[{\"center\":[1.5,0,0],"
+			   "\"half_extents\":[0.5,50,50]}],", "shots", a, n, 1, 0);
+		j = post_batch(w ? "/v1/worlds/tie/hitscan" : "/v1/hitscan", &body, NULL);
+		buf_release(&body);
+		res = cJSON_GetObjectItemCaseSensitive(j, "results");
+		for (size_t i = 0; i < n; i++) {
+			const cJSON *kind = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(res, (int)i), "hit");
+
+			ck_assert_msg(cJSON_IsString(kind) && strcmp(kind->valuestring, w ? "static" : "mesh") == 0,
+				      "%s shot %zu (origin %.9g %.9g %.9g direction %.9g %.9g %.9g): %s",
+				      w ? "world" : "hitscan", i, a[i].o[0], a[i].o[1], a[i].o[2], a[i].d[0],
+				      a[i].d[1], a[i].d[2], cJSON_IsString(kind) ? kind->valuestring : "no hit");
+		}
+		cJSON_Delete(j);
+	}
+}
+END_TEST
+
 /* A hit whose distance is past the float range is no hit (mesh.h's rule),
  * whatever the direction's length: never a distance of null. */
 START_TEST(test_distance_past_floats)
@@ -598,6 +655,7 @@ static Suite *aimed_suite(void)
 	tcase_add_test(tc, test_world_shots);
 	tcase_add_test(tc, test_exact_limits);
 	tcase_add_test(tc, test_distance_past_floats);
+	tcase_add_test(tc, test_flush_ties);
 	tcase_add_test(tc, test_max_distance_any_length);
 	suite_add_tcase(s, tc);
 	return s;

@@ -654,6 +654,53 @@ START_TEST(overlap_matches_brute_force)
 }
 END_TEST
 
+/*
+ * Boxes resting exactly on a floor (y = 0): an integer quaternion q gives
+ * the rotation M / N (N = |q|^2, M integer), equal half extents a N / 64
+ * put the lowest corner a S / 64 below the centre (S: the sum of |M|'s
+ * middle row), so a centre at that height touches the floor exactly, and
+ * the floor must be reported (the box's bounds, taken from its float axes,
+ * once culled it: a corner rounded 2e-5 above the floor).
+ */
+START_TEST(overlap_resting_boxes)
+{
+	static const float xyz[] = { -64, 0, -64, 64, 0, -64, 64, 0, 64, -64, 0, 64 };
+	static const uint32_t idx[] = { 0, 2, 1, 0, 3, 2 };
+	struct rng r = { 12345 };
+	struct mesh *m = NULL;
+	uint32_t got[2];
+	int n = 0;
+
+	ck_assert_int_eq(mesh_build(xyz, 4, idx, 2, &m, NULL), CORE_OK);
+	for (int i = 0; i < 2000; i++) {
+		double q[4], w, x, y, z, s, nn, h, cy;
+		int a = 1 + (int)(rng_next(&r) % 8);
+		struct obb b;
+		size_t count;
+
+		for (int k = 0; k < 4; k++)
+			q[k] = (double)((int)(rng_next(&r) % 9) - 4);
+		w = q[0], x = q[1], y = q[2], z = q[3];
+		nn = w * w + x * x + y * y + z * z;
+		if (nn == 0)
+			continue;
+		s = fabs(2 * (x * y + w * z)) + fabs(w * w - x * x + y * y - z * z) + fabs(2 * (y * z - w * x));
+		h = a * nn / 64;
+		cy = a * s / 64;
+		if ((double)(float)h != h || (double)(float)cy != cy)
+			continue;
+		ck_assert_int_eq(obb_from_quat(v3((float)rng_range(&r, -8, 8), (float)cy, (float)rng_range(&r, -8, 8)),
+					       v3((float)h, (float)h, (float)h), q, &b), CORE_OK);
+		ck_assert_int_eq(mesh_overlap_obb(m, &b, got, 2, &count), CORE_OK);
+		ck_assert_msg(count >= 1, "box %d (q %g %g %g %g, half %g, centre y %g) touches the floor: none reported",
+			      i, w, x, y, z, h, cy);
+		n++;
+	}
+	ck_assert_int_gt(n, 1000);
+	mesh_unref(m);
+}
+END_TEST
+
 /* ---- the exact arithmetic itself, against GMP */
 START_TEST(exact_matches_rationals)
 {
@@ -749,6 +796,7 @@ static Suite *mesh_suite(void)
 	tc = tcase_create("overlap");
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, overlap_matches_brute_force, 0, 2);
+	tcase_add_test(tc, overlap_resting_boxes);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("exact");
