@@ -272,8 +272,14 @@ static int opt_set(struct config *cfg, const struct opt *o, const char *who,
 		return 0;
 	case OPT_UINT:
 		if (parse_uint(value, &v) || v < o->min || v > o->max) {
-			snprintf(err, errlen, "%s: '%s' is not an integer in %llu..%llu", who, value,
-				 (unsigned long long)o->min, (unsigned long long)o->max);
+			/* Kubernetes' service links set <SERVICE>_PORT=tcp://ip:port
+			 * for a Service named collisiond */
+			int link = strncmp(value, "tcp://", 6) == 0 && strstr(who, "COLLISIOND_");
+
+			snprintf(err, errlen, "%s: '%s' is not an integer in %llu..%llu%s", who, value,
+				 (unsigned long long)o->min, (unsigned long long)o->max,
+				 link ? " (a Kubernetes service link of a Service named collisiond? set "
+					"enableServiceLinks: false in the pod, or the variable explicitly)" : "");
 			return -1;
 		}
 		*(unsigned *)field = (unsigned)v;

@@ -110,6 +110,10 @@ if (dep) {
 	check("Deployment: COLLISIOND_STORE is a redis:// URL",
 	      (c?.env ?? []).some((e) => e.name === "COLLISIOND_STORE" && /^redis:\/\//.test(e.value ?? "")));
 	check("Deployment: at least 2 replicas", (dep.spec.replicas ?? 1) >= 2);
+	// a Service named collisiond sets COLLISIOND_PORT=tcp://ip:port in
+	// every pod through service links: the daemon would refuse it
+	check("Deployment: service links off (no COLLISIOND_PORT=tcp://... from the Service)",
+	      pod.spec.enableServiceLinks === false);
 	const svc = find("Service", "collisiond");
 	check("Service collisiond selects the Deployment's pods", !!svc && matches(svc.spec.selector, pod.metadata.labels));
 	const pdb = objects.find(({ o }) => o.kind === "PodDisruptionBudget")?.o;

@@ -372,6 +372,8 @@ static const struct bad_case bad_cases[] = {
 	{ { NULL }, "COLLISIOND_DEMO=2", "COLLISIOND_DEMO" },
 	{ { NULL }, "COLLISIOND_BIND=example.com", "COLLISIOND_BIND" },
 	{ { NULL }, "COLLISIOND_CONNECTION_TIMEOUT=-3", "COLLISIOND_CONNECTION_TIMEOUT" },
+	/* a Kubernetes service link: the message says how to avoid it */
+	{ { NULL }, "COLLISIOND_PORT=tcp://10.96.0.10:8080", "enableServiceLinks: false" },
 };
 
 #define NBAD_CASES (int)(sizeof(bad_cases) / sizeof(bad_cases[0]))
