@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 
 struct store_dir {
 	char *dir;
+	int lock_fd;		/* DIR/.lock, flocked for the process's life */
 	pthread_t loader;
 	int loader_running;
 };
@@ -224,6 +226,8 @@ static void dir_close(struct store_backend *b)
 		return;
 	if (d->loader_running)
 		pthread_join(d->loader, NULL);
+	if (d->lock_fd >= 0)
+		close(d->lock_fd);	/* releases the lock */
 	free(d->dir);
 	free(d);
 }
@@ -235,6 +239,51 @@ static const struct store_backend_ops dir_ops = {
 	.start = dir_start,
 	.close = dir_close,
 };
+
+/*
+ * DIR/.lock, locked (flock) for as long as this process runs: two daemons
+ * on one directory (a shared volume in a rolling update) would each keep
+ * serving what the other has since replaced or deleted on disk, and the
+ * next start would lose acknowledged writes. The file holds the holder's
+ * pid, for the message. The fd, or -1 with err set.
+ */
+static int lock_dir(const char *dir, char *err, size_t errlen)
+{
+	char path[PATH_MAX], pid[32] = "";
+	ssize_t n;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/.lock", dir) >= sizeof(path)) {
+		snprintf(err, errlen, "--data-dir: '%s' is too long a path", dir);
+		return -1;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(err, errlen, "--data-dir: cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int busy = errno == EWOULDBLOCK;
+
+		n = busy ? pread(fd, pid, sizeof(pid) - 1, 0) : -1;
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		if (busy)
+			snprintf(err, errlen, "--data-dir: '%s' is in use by another collisiond%s%s%s "
+				 "(one process per directory)", dir, *pid ? " (pid " : "", pid,
+				 *pid ? ")" : "");
+		else
+			snprintf(err, errlen, "--data-dir: cannot lock '%s': %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)n, 0) != n) {
+		/* the pid only names the holder in another daemon's message:
+		 * the lock holds without it */
+	}
+	return fd;
+}
 
 int store_dir_open(struct store_backend *b, const char *dir, char *err, size_t errlen)
 {
@@ -253,6 +302,12 @@ int store_dir_open(struct store_backend *b, const char *dir, char *err, size_t e
 	if (!d || !(d->dir = strdup(dir))) {
 		free(d);
 		snprintf(err, errlen, "--data-dir: out of memory");
+		return -1;
+	}
+	d->lock_fd = lock_dir(dir, err, errlen);
+	if (d->lock_fd < 0) {
+		free(d->dir);
+		free(d);
 		return -1;
 	}
 	b->impl = d;

@@ -180,6 +180,19 @@ test_expect '--data-dir: versions survive a restart (kill -9 too), and go on fro
 '
 stop_daemon
 
+# One daemon per directory: a second on the same --data-dir (a shared volume
+# in a rolling update) would serve what the first has replaced or deleted
+# on disk, and lose acknowledged writes at the next start.
+test_expect '--data-dir: a second daemon on the same directory exits 2 naming the holder; after it, one starts' '
+	mkdir -p "$TMP/shared" && start_daemon --data-dir "$TMP/shared" &&
+	{ rc=0; timeout $((10 * TIME_SCALE)) "$DAEMON" --bind 127.0.0.1 --port "$(free_port)" \
+		--data-dir "$TMP/shared" >"$TMP/second.log" 2>&1 || rc=$?; } && cat "$TMP/second.log" &&
+	[ "$rc" = 2 ] && grep -q "in use by another collisiond (pid $PID)" "$TMP/second.log" &&
+	jexpect 201 PUT /v1/meshes/held "$CUBE_JSON" && stop_daemon &&
+	start_daemon --data-dir "$TMP/shared" && expect 200 GET /v1/meshes/held
+'
+stop_daemon
+
 # A name on disk that the limit kept from loading (skipped at start-up,
 # with a warning) is still stored: a PUT of it refused by the limit must not
 # touch the file (it once replaced the file, then deleted it when refused).
