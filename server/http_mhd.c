@@ -449,6 +449,14 @@ void http_mhd_stop(struct http_server *s, unsigned grace_ms)
 	struct timespec nap = { 0, 10 * 1000000L };
 
 	lsock = MHD_quiesce_daemon(s->daemon);
+	/* Refuse new clients now, as the epoll engine does: the quiesced socket
+	 * still listened, the kernel queued them unanswered until the drain
+	 * ended (up to grace_ms), then they were reset. shutdown, not close:
+	 * libmicrohttpd's threads may use the descriptor until MHD_stop_daemon
+	 * (microhttpd.h, MHD_quiesce_daemon); on Linux shutdown(SHUT_RD) stops
+	 * a listening socket and resets what it had queued. */
+	if (lsock != MHD_INVALID_SOCKET)
+		shutdown(lsock, SHUT_RDWR);
 	deadline = now_ns() + (uint64_t)grace_ms * 1000000u;
 	while (http_in_flight(s) > 0 && now_ns() < deadline)
 		nanosleep(&nap, NULL);
