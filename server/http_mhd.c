@@ -385,8 +385,10 @@ int http_mhd_start(struct http_server *s, char *err, size_t errlen)
 	}
 
 	flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	/* IPv4 clients too on "::", as on the epoll engine's socket: MHD_USE_IPv6
+	 * alone binds IPv6 only (IPV6_V6ONLY) */
 	if (ipv6)
-		flags |= MHD_USE_IPv6;
+		flags |= MHD_USE_DUAL_STACK;
 	if (cfg->tls_cert_pem)
 		flags |= MHD_USE_TLS;
 

@@ -193,6 +193,33 @@ assert answer.startswith(b"HTTP/1.1 200") and b"Connection: close" in answer, an
 PY
 	stop_daemon TERM && [ "$daemon_rc" = 0 ]
 '
+# --bind :: takes IPv4 clients too (dual stack), on both engines: the
+# libmicrohttpd one bound it IPv6 only, and 127.0.0.1 was refused.
+bind_any() {
+	local port p i host
+	port=$(free_port)
+	"$DAEMON" --bind :: --port "$port" --log-level warn ${EXTRA_DAEMON_FLAGS:-} \
+		>>"$TMP/bind_any.log" 2>&1 &
+	p=$!
+	all_pids="$all_pids $p"
+	for ((i = 0; i < 50 * TIME_SCALE; i++)); do
+		curl -sf -o /dev/null "http://[::1]:$port/readyz" && break
+		sleep 0.1
+	done
+	for host in "[::1]" 127.0.0.1; do
+		echo "$host $(curl -s -o /dev/null -w "%{http_code}" --max-time $((2 * TIME_SCALE)) \
+			"http://$host:$port/healthz")"
+	done
+	kill "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+}
+if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+	test_expect '--bind :: answers IPv6 and IPv4 clients' '
+		got=$(bind_any) && echo "$got" && [ "$(echo "$got" | tr "\n" " ")" = "[::1] 200 127.0.0.1 200 " ]
+	'
+else
+	test_skip '--bind :: answers IPv6 and IPv4 clients' 'no IPv6 loopback'
+fi
 # SIGHUP (the terminal of `make run` closing) once killed it at once (exit
 # 129), the access lines still buffered lost: a stop like the others
 test_expect 'SIGHUP stops the daemon cleanly: exit 0, its last request logged' '
