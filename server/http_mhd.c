@@ -360,6 +360,53 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 	log_msg(s->p.log, LOG_WARN, "libmicrohttpd: %s", msg);
 }
 
+/* What libmicrohttpd says while http_tls_check runs: its first message. */
+#define TLS_CHECK_MSG_MAX 160
+
+static void on_tls_check_log(void *cls, const char *fmt, va_list ap)
+{
+	char *said = cls;
+
+	if (!said[0])
+		vsnprintf(said, TLS_CHECK_MSG_MAX, fmt, ap);
+}
+
+int http_tls_check(const struct config *cfg, char *err, size_t errlen)
+{
+	char said[TLS_CHECK_MSG_MAX] = "";
+	const char *why;
+	struct MHD_Daemon *d;
+	size_t n;
+
+	if (!cfg->tls_cert_pem)
+		return 0;
+	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		snprintf(err, errlen, "--tls-cert: this libmicrohttpd is built without TLS");
+		return -1;
+	}
+	/* a daemon without a socket or thread: only the certificate and key
+	 * are loaded, as MHD_start_daemon loads them for serving; the logger
+	 * first, so that no message goes to MHD's own */
+	d = MHD_start_daemon(MHD_USE_NO_LISTEN_SOCKET | MHD_USE_TLS | MHD_USE_ERROR_LOG, 0, NULL,
+			     NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_tls_check_log,
+			     said, MHD_OPTION_HTTPS_MEM_CERT, cfg->tls_cert_pem,
+			     MHD_OPTION_HTTPS_MEM_KEY, cfg->tls_key_pem, MHD_OPTION_END);
+	if (d) {
+		MHD_stop_daemon(d);
+		return 0;
+	}
+	/* "GnuTLS failed to setup x509 certificate/key: REASON\n": the reason */
+	n = strlen(said);
+	while (n > 0 && (said[n - 1] == '\n' || said[n - 1] == '\r'))
+		said[--n] = '\0';
+	why = strstr(said, ": ");
+	why = why ? why + 2 : said;
+	snprintf(err, errlen, "--tls-cert / --tls-key: libmicrohttpd could not start TLS with this "
+		 "certificate and key (do they match? is the key encrypted?)%s%s",
+		 *why ? ": " : "", why);
+	return -1;
+}
+
 int http_mhd_start(struct http_server *s, char *err, size_t errlen)
 {
 	static const char healthz_body[] = "{\"status\":\"ok\"}";
