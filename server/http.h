@@ -35,6 +35,15 @@ struct http_server;
  */
 int http_start(const struct http_params *p, struct http_server **out, char *err, size_t errlen);
 
+/*
+ * Whether libmicrohttpd can serve TLS with cfg's certificate and key
+ * (cfg->tls_cert_pem, tls_key_pem; nothing to check without them): a key
+ * not the certificate's, an encrypted key, the two swapped. It starts no
+ * thread and binds nothing. Returns 0, or -1 with err naming --tls-cert
+ * and --tls-key and saying why.
+ */
+int http_tls_check(const struct config *cfg, char *err, size_t errlen);
+
 /* The port actually bound (useful with --port 0). */
 unsigned http_port(const struct http_server *s);
 

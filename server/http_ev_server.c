@@ -5,6 +5,7 @@
 #include "http_ev_impl.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -240,7 +241,7 @@ static int listen_socket(const struct sockaddr_storage *ss, int ipv6, int reusep
 			 size_t errlen, const struct config *cfg)
 {
 	socklen_t len = ipv6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-	int fd, one = 1;
+	int fd, one = 1, zero = 0;
 
 	fd = socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -248,6 +249,10 @@ static int listen_socket(const struct sockaddr_storage *ss, int ipv6, int reusep
 		return -1;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* "::" takes IPv4 clients too, whatever net.ipv6.bindv6only says, as
+	 * on the libmicrohttpd engine (MHD_USE_DUAL_STACK) */
+	if (ipv6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
 	if ((reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one))) ||
 	    bind(fd, (const struct sockaddr *)ss, len) || (reuseport && listen(fd, 1024))) {
 		snprintf(err, errlen, "cannot start serving on %s port %u: %s", cfg->bind, cfg->port,

@@ -360,6 +360,53 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 	log_msg(s->p.log, LOG_WARN, "libmicrohttpd: %s", msg);
 }
 
+/* What libmicrohttpd says while http_tls_check runs: its first message. */
+#define TLS_CHECK_MSG_MAX 160
+
+static void on_tls_check_log(void *cls, const char *fmt, va_list ap)
+{
+	char *said = cls;
+
+	if (!said[0])
+		vsnprintf(said, TLS_CHECK_MSG_MAX, fmt, ap);
+}
+
+int http_tls_check(const struct config *cfg, char *err, size_t errlen)
+{
+	char said[TLS_CHECK_MSG_MAX] = "";
+	const char *why;
+	struct MHD_Daemon *d;
+	size_t n;
+
+	if (!cfg->tls_cert_pem)
+		return 0;
+	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		snprintf(err, errlen, "--tls-cert: this libmicrohttpd is built without TLS");
+		return -1;
+	}
+	/* a daemon without a socket or thread: only the certificate and key
+	 * are loaded, as MHD_start_daemon loads them for serving; the logger
+	 * first, so that no message goes to MHD's own */
+	d = MHD_start_daemon(MHD_USE_NO_LISTEN_SOCKET | MHD_USE_TLS | MHD_USE_ERROR_LOG, 0, NULL,
+			     NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_tls_check_log,
+			     said, MHD_OPTION_HTTPS_MEM_CERT, cfg->tls_cert_pem,
+			     MHD_OPTION_HTTPS_MEM_KEY, cfg->tls_key_pem, MHD_OPTION_END);
+	if (d) {
+		MHD_stop_daemon(d);
+		return 0;
+	}
+	/* "GnuTLS failed to setup x509 certificate/key: REASON\n": the reason */
+	n = strlen(said);
+	while (n > 0 && (said[n - 1] == '\n' || said[n - 1] == '\r'))
+		said[--n] = '\0';
+	why = strstr(said, ": ");
+	why = why ? why + 2 : said;
+	snprintf(err, errlen, "--tls-cert / --tls-key: libmicrohttpd could not start TLS with this "
+		 "certificate and key (do they match? is the key encrypted?)%s%s",
+		 *why ? ": " : "", why);
+	return -1;
+}
+
 int http_mhd_start(struct http_server *s, char *err, size_t errlen)
 {
 	static const char healthz_body[] = "{\"status\":\"ok\"}";
@@ -385,8 +432,10 @@ int http_mhd_start(struct http_server *s, char *err, size_t errlen)
 	}
 
 	flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	/* IPv4 clients too on "::", as on the epoll engine's socket: MHD_USE_IPv6
+	 * alone binds IPv6 only (IPV6_V6ONLY) */
 	if (ipv6)
-		flags |= MHD_USE_IPv6;
+		flags |= MHD_USE_DUAL_STACK;
 	if (cfg->tls_cert_pem)
 		flags |= MHD_USE_TLS;
 
@@ -449,6 +498,14 @@ void http_mhd_stop(struct http_server *s, unsigned grace_ms)
 	struct timespec nap = { 0, 10 * 1000000L };
 
 	lsock = MHD_quiesce_daemon(s->daemon);
+	/* Refuse new clients now, as the epoll engine does: the quiesced socket
+	 * still listened, the kernel queued them unanswered until the drain
+	 * ended (up to grace_ms), then they were reset. shutdown, not close:
+	 * libmicrohttpd's threads may use the descriptor until MHD_stop_daemon
+	 * (microhttpd.h, MHD_quiesce_daemon); on Linux shutdown(SHUT_RD) stops
+	 * a listening socket and resets what it had queued. */
+	if (lsock != MHD_INVALID_SOCKET)
+		shutdown(lsock, SHUT_RDWR);
 	deadline = now_ns() + (uint64_t)grace_ms * 1000000u;
 	while (http_in_flight(s) > 0 && now_ns() < deadline)
 		nanosleep(&nap, NULL);

@@ -179,6 +179,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "collisiond: %s\n", err);
 		return 2;
 	}
+	/* a certificate and key TLS cannot use together are a bad value too */
+	if (http_tls_check(&cfg, err, sizeof(err))) {
+		fprintf(stderr, "collisiond: %s\n", err);
+		config_release(&cfg);
+		return 2;
+	}
 
 	alloc_tune();	/* malloc parameters, before any thread (alloc.h) */
 	/* Before any thread exists, so that all of them inherit the mask. */

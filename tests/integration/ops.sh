@@ -164,9 +164,62 @@ if [ "$(nproc)" -ge 2 ]; then
 		[ "$(pinned_threads 0,1)" = 2 ]
 	'
 fi
-test_expect 'SIGTERM stops the daemon with exit status 0' '
+# A graceful stop: the request in flight is answered (Connection: close) and
+# a new connection is refused at once, on both engines. libmicrohttpd's left
+# its quiesced socket listening: new clients were queued, unanswered, until
+# the drain ended (up to 10 s), then reset.
+test_expect 'SIGTERM: the request in flight is answered, new connections are refused at once, exit 0' '
+	python3 - "$PORT" "$PID" "$TIME_SCALE" <<"PY" &&
+import os, signal, socket, sys, time
+port, pid, scale = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+busy = socket.create_connection(("127.0.0.1", port), timeout=5 * scale)
+body = b"{\"origin\": [0.5, 10, 0.25], \"direction\": [0, -1, 0]}"
+busy.sendall(b"POST /v1/meshes/demo/raycast HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             b"Content-Length: %d\r\n\r\n" % len(body) + body[:10])
+time.sleep(0.3)
+os.kill(pid, signal.SIGTERM)
+sent = time.monotonic()
+while True:  # until the daemon stops listening, a connection may still be taken
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except (ConnectionRefusedError, ConnectionResetError):
+        break  # reset: queued on a listener of the epoll engine as it closed
+    assert time.monotonic() - sent < 1 * scale, "still connecting 1 s after SIGTERM"
+    time.sleep(0.02)
+print("refused %.3f s after SIGTERM" % (time.monotonic() - sent))
+busy.sendall(body[10:])
+answer = busy.recv(65536)
+assert answer.startswith(b"HTTP/1.1 200") and b"Connection: close" in answer, answer
+PY
 	stop_daemon TERM && [ "$daemon_rc" = 0 ]
 '
+# --bind :: takes IPv4 clients too (dual stack), on both engines: the
+# libmicrohttpd one bound it IPv6 only, and 127.0.0.1 was refused.
+bind_any() {
+	local port p i host
+	port=$(free_port)
+	"$DAEMON" --bind :: --port "$port" --log-level warn ${EXTRA_DAEMON_FLAGS:-} \
+		>>"$TMP/bind_any.log" 2>&1 &
+	p=$!
+	all_pids="$all_pids $p"
+	for ((i = 0; i < 50 * TIME_SCALE; i++)); do
+		curl -sf -o /dev/null "http://[::1]:$port/readyz" && break
+		sleep 0.1
+	done
+	for host in "[::1]" 127.0.0.1; do
+		echo "$host $(curl -s -o /dev/null -w "%{http_code}" --max-time $((2 * TIME_SCALE)) \
+			"http://$host:$port/healthz")"
+	done
+	kill "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+}
+if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+	test_expect '--bind :: answers IPv6 and IPv4 clients' '
+		got=$(bind_any) && echo "$got" && [ "$(echo "$got" | tr "\n" " ")" = "[::1] 200 127.0.0.1 200 " ]
+	'
+else
+	test_skip '--bind :: answers IPv6 and IPv4 clients' 'no IPv6 loopback'
+fi
 # SIGHUP (the terminal of `make run` closing) once killed it at once (exit
 # 129), the access lines still buffered lost: a stop like the others
 test_expect 'SIGHUP stops the daemon cleanly: exit 0, its last request logged' '

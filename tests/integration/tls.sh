@@ -43,6 +43,11 @@ test_expect 'plain http to the TLS port gets no answer' '
 test_expect 'the daemon still serves https after the plain attempt' '
 	expect 200 GET /healthz
 '
+test_expect 'a port in use, with a good certificate and key, still exits 1 naming the port' '
+	rc=0; timeout $((10 * TIME_SCALE)) "$DAEMON" --bind 127.0.0.1 --port "$PORT" \
+		--tls-cert "$TMP/cert.pem" --tls-key "$TMP/key.pem" >"$TMP/err" 2>&1 || rc=$?
+	cat "$TMP/err"; [ "$rc" = 1 ] && grep -q "cannot start serving on 127.0.0.1 port $PORT: Address already in use" "$TMP/err"
+'
 test_expect 'SIGTERM: exit status 0' '
 	stop_daemon && [ "$daemon_rc" = 0 ]
 '
@@ -55,5 +60,29 @@ test_expect '--tls-cert without --tls-key exits non-zero' '
 	"$DAEMON" --bind 127.0.0.1 --port 0 --tls-cert "$TMP/cert.pem" >"$TMP/err" 2>&1 & p=$!; all_pids="$all_pids $p"
 	for i in $(seq 50); do kill -0 $p 2>/dev/null || break; sleep 0.1; done
 	cat "$TMP/err"; ! kill -0 $p 2>/dev/null && ! wait $p
+'
+# A certificate and key libmicrohttpd cannot use together are a bad flag
+# value: exit 2 and one line naming both flags. It once exited 1, blaming
+# the port ("cannot start serving on ..."), after two libmicrohttpd warnings.
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$TMP/other.pem" >/dev/null 2>&1
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -aes256 -pass pass:secret \
+	-out "$TMP/encrypted.pem" >/dev/null 2>&1
+# bad_pair CERT KEY: start with them; exit 2, one line naming --tls-cert and --tls-key
+bad_pair() {
+	local rc=0
+	timeout $((10 * TIME_SCALE)) "$DAEMON" --bind 127.0.0.1 --port 0 --tls-cert "$1" --tls-key "$2" \
+		>"$TMP/err" 2>&1 || rc=$?
+	cat "$TMP/err"
+	[ "$rc" = 2 ] && [ "$(wc -l <"$TMP/err")" = 1 ] &&
+		grep -q "^collisiond: --tls-cert / --tls-key: libmicrohttpd could not start TLS with this certificate and key" "$TMP/err"
+}
+test_expect "a key that is not the certificate's: exit 2, one line naming --tls-cert and --tls-key" '
+	bad_pair "$TMP/cert.pem" "$TMP/other.pem" && grep -q "do not match" "$TMP/err"
+'
+test_expect 'an encrypted key: exit 2, one line naming --tls-cert and --tls-key' '
+	bad_pair "$TMP/cert.pem" "$TMP/encrypted.pem"
+'
+test_expect 'the certificate and key swapped: exit 2, one line naming --tls-cert and --tls-key' '
+	bad_pair "$TMP/key.pem" "$TMP/cert.pem"
 '
 test_done
