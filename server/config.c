@@ -63,6 +63,7 @@ const char config_usage[] =
 	"                           --body-timeout; 0 = no floor (32K)\n"
 	"  --store URL              keep meshes in Redis, shared by replicas:\n"
 	"                           redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]\n"
+	"                           (USER, PASSWORD percent-encoded; no TLS)\n"
 	"  --store-password PASS    Redis password (prefer COLLISIOND_STORE_PASSWORD)\n"
 	"  --help                   this text\n"
 	"  --version                print the version\n";

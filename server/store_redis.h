@@ -40,8 +40,11 @@ struct store_redis_url {
 
 /*
  * Parse redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (HOST may be [IPv6]).
- * password, when not NULL, replaces the URL's. 0, or -1 with err saying
- * what is wrong (no secret is ever copied into err).
+ * The credentials end at the last '@' before the path and are
+ * percent-decoded (%XX; a malformed '%' is refused); a query or fragment
+ * (a raw '?' or '#') and rediss:// (TLS) are refused. password, when not
+ * NULL, replaces the URL's, as given (not decoded). 0, or -1 with err
+ * saying what is wrong (no part of the URL is ever copied into err).
  */
 int store_redis_parse_url(const char *url, const char *password, struct store_redis_url *out,
 			  char *err, size_t errlen);
