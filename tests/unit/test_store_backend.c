@@ -560,6 +560,30 @@ START_TEST(test_config_store_flags)
 }
 END_TEST
 
+/* Messages about the URL name what set it: COLLISIOND_STORE when it came
+ * from the environment (they said --store, which the operator never
+ * wrote), --store when a flag overrode the variable. */
+START_TEST(test_config_store_who)
+{
+	struct config cfg;
+	char err[320];
+	const char *argv1[] = { "collisiond", NULL };
+	const char *argv2[] = { "collisiond", "--store", "redis://r:1?x", NULL };
+	const char *env1[] = { "COLLISIOND_STORE=redis://:s3cret@r?timeout=1", NULL };
+	const char *env2[] = { "COLLISIOND_STORE=redis://r", NULL };
+
+	ck_assert_int_eq(config_parse(&cfg, 1, (char *const *)argv1, NULL, err, sizeof(err)), CONFIG_OK);
+	ck_assert_str_eq(cfg.store_who, "--store");
+	ck_assert_int_eq(config_parse(&cfg, 1, (char *const *)argv1, (char *const *)env1, err, sizeof(err)), CONFIG_ERROR);
+	ck_assert_msg(strncmp(err, "COLLISIOND_STORE (--store): ", 28) == 0, "%s", err);
+	ck_assert_ptr_null(strstr(err, "s3cret"));
+	ck_assert_int_eq(config_parse(&cfg, 1, (char *const *)argv1, (char *const *)env2, err, sizeof(err)), CONFIG_OK);
+	ck_assert_str_eq(cfg.store_who, "COLLISIOND_STORE (--store)");
+	ck_assert_int_eq(config_parse(&cfg, 3, (char *const *)argv2, (char *const *)env2, err, sizeof(err)), CONFIG_ERROR);
+	ck_assert_msg(strncmp(err, "--store: ", 9) == 0, "%s", err);
+}
+END_TEST
+
 static Suite *store_backend_suite(void)
 {
 	Suite *s = suite_create("store_backend");
@@ -590,6 +614,7 @@ static Suite *store_backend_suite(void)
 	tcase_add_loop_test(tc, test_url_parse, 0, (int)(sizeof(url_cases) / sizeof(url_cases[0])));
 	tcase_add_test(tc, test_url_password_decoded_length);
 	tcase_add_test(tc, test_config_store_flags);
+	tcase_add_test(tc, test_config_store_who);
 	suite_add_tcase(s, tc);
 	return s;
 }
