@@ -1,7 +1,7 @@
 /* test_store_backend.c - Check suite for the store backends: the mesh form
  * (persist.c), the data directory (store_dir.c), the per-name locks
  * (store_backend.c) and the --store URL (store_redis_url.c). Redis itself is
- * exercised by tests/integration/replicas.sh. */
+ * exercised by tests/integration/replicas.sh and store_start.sh. */
 #include <check.h>
 #include <endian.h>
 #include <errno.h>
