@@ -64,6 +64,7 @@ const char config_usage[] =
 	"                           --body-timeout; 0 = no floor (32K)\n"
 	"  --store URL              keep meshes in Redis, shared by replicas:\n"
 	"                           redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]\n"
+	"                           (USER, PASSWORD percent-encoded; no TLS)\n"
 	"  --store-password PASS    Redis password (prefer COLLISIOND_STORE_PASSWORD)\n"
 	"  --help                   this text\n"
 	"  --version                print the version\n";
@@ -151,6 +152,7 @@ void config_defaults(struct config *cfg)
 	cfg->header_timeout = 60;	/* nginx client_header_timeout */
 	cfg->body_timeout = 60;
 	cfg->min_body_rate = 32 << 10;
+	cfg->store_who = "--store";
 }
 
 int config_parse_size(const char *s, uint64_t *out)
@@ -376,7 +378,7 @@ static int check_combinations(const struct config *cfg, char *err, size_t errlen
 		char why[160];
 
 		if (store_redis_parse_url(cfg->store, NULL, &u, why, sizeof(why))) {
-			snprintf(err, errlen, "--store: %s", why);
+			snprintf(err, errlen, "%s: %s", cfg->store_who, why);
 			return -1;
 		}
 	}
@@ -413,6 +415,10 @@ enum config_result config_parse(struct config *cfg, int argc, char *const argv[]
 		snprintf(flag, sizeof(flag), "%s (--%s)", who, opts[i].name);
 		if (opt_set(cfg, &opts[i], flag, v, err, errlen))
 			return CONFIG_ERROR;
+		/* --store's messages, here and from Redis at start-up, name
+		 * the variable the URL came from */
+		if (opts[i].off == F(store))
+			cfg->store_who = "COLLISIOND_STORE (--store)";
 	}
 
 	for (a = 1; a < argc; a++) {
@@ -445,6 +451,8 @@ enum config_result config_parse(struct config *cfg, int argc, char *const argv[]
 		}
 		if (opt_set(cfg, o, who, value, err, errlen))
 			return CONFIG_ERROR;
+		if (o->off == F(store))
+			cfg->store_who = "--store";
 	}
 
 	if (check_combinations(cfg, err, errlen))

@@ -97,8 +97,8 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 			log_msg(log, LOG_ERROR, "out of memory");
 			goto out_free_store;
 		}
-		if (cfg->store ? store_redis_open(&backend, cfg->store, cfg->store_password, err,
-						  sizeof(err)) :
+		if (cfg->store ? store_redis_open(&backend, cfg->store, cfg->store_password,
+						  cfg->store_who, err, sizeof(err)) :
 				 store_dir_open(&backend, cfg->data_dir, err, sizeof(err))) {
 			log_msg(log, LOG_ERROR, "%s", err);
 			status = 2;
@@ -133,6 +133,10 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 		if (sigwait(sigs, &sig) != 0)
 			sig = SIGTERM;
 	} while (sig != SIGTERM && sig != SIGINT && sig != SIGHUP);
+	if (have_backend && atomic_load(&backend.failed)) {
+		status = 2;	/* the store refused --store's settings (logged) */
+		goto out_stop_http;
+	}
 	log_msg(log, LOG_INFO, "%s: stopping", sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" :
 		"SIGHUP");
 	status = 0;

@@ -3,8 +3,10 @@
  * store_backend.h). */
 #include "store_backend.h"
 
+#include <signal.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "log.h"
@@ -29,6 +31,7 @@ int store_backend_init(struct store_backend *b, struct store *store, size_t max_
 
 	memset(b, 0, sizeof(*b));
 	atomic_init(&b->cancel, 0);
+	atomic_init(&b->failed, 0);
 	b->store = store;
 	b->max_triangles = max_triangles;
 	b->max_meshes = max_meshes;
@@ -139,4 +142,10 @@ int store_backend_sleep(struct store_backend *b, unsigned ms)
 		ms = ms < 20 ? 0 : ms - 20;
 	}
 	return atomic_load(&b->cancel) != 0;
+}
+
+void store_backend_fail(struct store_backend *b)
+{
+	atomic_store(&b->failed, 1);
+	kill(getpid(), SIGTERM);
 }

@@ -75,6 +75,7 @@ struct store_backend {
 	struct metrics *metrics;	/* may be NULL: no store metrics */
 	atomic_int *ready;		/* set to 1 when loaded; may be NULL */
 	atomic_int cancel;		/* set by store_backend_close */
+	atomic_int failed;		/* set by store_backend_fail */
 	pthread_mutex_t locks[STORE_BACKEND_LOCKS];
 };
 
@@ -114,5 +115,15 @@ int store_backend_swap(struct store_backend *b, const char *name, const char *so
 
 /* Sleep up to ms, in slices, returning early (1) when b->cancel is set. */
 int store_backend_sleep(struct store_backend *b, unsigned ms);
+
+/*
+ * For a backend's thread that cannot start, and would not by retrying (its
+ * store refused the settings it was given: a wrong password, no such
+ * database), once it has logged why: set b->failed and send the process
+ * SIGTERM. The owner blocks SIGTERM in every thread and waits for it
+ * (main.c's sigwait), then stops as for any SIGTERM and, seeing b->failed,
+ * exits with status 2. The calling thread then ends.
+ */
+void store_backend_fail(struct store_backend *b);
 
 #endif

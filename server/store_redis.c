@@ -68,7 +68,15 @@ static void set_state(struct store_backend *b, int up)
 		atomic_store(&b->metrics->store_state, up ? 2 : 1);
 }
 
-redisContext *store_redis_connect(struct store_redis *r, char *why, size_t len)
+/* An error Redis answers only for a while (a script past its time limit,
+ * the data set still loading): waited out, unlike a refused password or
+ * database. */
+static int reply_transient(const redisReply *rep)
+{
+	return strncmp(rep->str, "BUSY", 4) == 0 || strncmp(rep->str, "LOADING", 7) == 0;
+}
+
+redisContext *store_redis_connect(struct store_redis *r, char *why, size_t len, int *refused)
 {
 	struct timeval connect_tv = { 1, 0 }, cmd_tv = { 30, 0 };
 	redisContext *c;
@@ -102,6 +110,8 @@ redisContext *store_redis_connect(struct store_redis *r, char *why, size_t len)
 	return c;
 
 out_fail:
+	if (refused && rep && !reply_transient(rep))
+		*refused = 1;
 	if (rep)
 		freeReplyObject(rep);
 	redisFree(c);
@@ -128,7 +138,7 @@ static uint64_t run_script(struct store_backend *b, const char *name, int argc,
 		int timed_out;
 
 		if (!r->wconn) {
-			r->wconn = store_redis_connect(r, why, sizeof(why));
+			r->wconn = store_redis_connect(r, why, sizeof(why), NULL);
 			if (r->wconn)
 				redisSetTimeout(r->wconn, (struct timeval){ WRITE_TIMEOUT_S, 0 });
 		}
@@ -287,14 +297,15 @@ static void *watch_main(void *arg)
 	redisReply *rep;
 	size_t loaded, dropped;
 	char why[160];
-	int logged_down = 0;
+	int logged_down = 0, loaded_once = 0, refused;
 	double t0;
 
 	while (!atomic_load(&b->cancel)) {
 		t0 = now_ms();
 		why[0] = '\0';
-		sub = store_redis_connect(r, why, sizeof(why));
-		sync = sub ? store_redis_connect(r, why, sizeof(why)) : NULL;
+		refused = 0;
+		sub = store_redis_connect(r, why, sizeof(why), &refused);
+		sync = sub ? store_redis_connect(r, why, sizeof(why), &refused) : NULL;
 		rep = sync ? redisCommand(sub, "SUBSCRIBE " CHANNEL) : NULL;
 		if (rep && rep->type == REDIS_REPLY_ARRAY) {
 			if (store_redis_resync(b, sync, &loaded, &dropped) == 0) {
@@ -310,6 +321,7 @@ static void *watch_main(void *arg)
 						"store: %s connected and subscribed; resync fetched %zu meshes, dropped %zu, in %.0f ms",
 						r->where, loaded, dropped, now_ms() - t0);
 				logged_down = 0;
+				loaded_once = 1;
 				backoff = BACKOFF_MIN_MS;
 				if (listen_events(b, sub, sync) == 0)
 					snprintf(why, sizeof(why), "stopping");
@@ -320,6 +332,10 @@ static void *watch_main(void *arg)
 				snprintf(why, sizeof(why), "resync failed: %s",
 					 sync->err ? sync->errstr : "unexpected reply");
 			}
+		} else if (rep && rep->type == REDIS_REPLY_ERROR) {
+			/* with no password, a Redis that wants one says so here */
+			snprintf(why, sizeof(why), "SUBSCRIBE: %s", rep->str);
+			refused = strncmp(rep->str, "NOAUTH", 6) == 0;
 		} else if (sub && !why[0]) {
 			snprintf(why, sizeof(why), "SUBSCRIBE: %s", sub->errstr[0] ? sub->errstr :
 				 "refused");
@@ -331,6 +347,19 @@ static void *watch_main(void *arg)
 		set_state(b, 0);
 		if (atomic_load(&b->cancel))
 			break;
+		/* Redis is up and refuses the URL's settings: at start-up that is a
+		 * mistake in them, which an operator must see and fix (it was one
+		 * warn line, none at --log-level error, and /readyz 503 for
+		 * ever). Later (a password changed while serving) the replica
+		 * goes on answering queries from memory, and waits. */
+		if (refused && !loaded_once) {
+			if (b->log)
+				log_msg(b->log, LOG_ERROR,
+					"%s: %s refused (%s); exiting: a wrong password, user or database is not retried at start-up",
+					r->who, r->where, why);
+			store_backend_fail(b);
+			break;
+		}
 		if (!logged_down && b->log)
 			log_msg(b->log, LOG_WARN,
 				"store: %s unavailable (%s); queries answer from memory, writes get 503 store_unavailable; reconnecting with backoff",
@@ -374,33 +403,34 @@ static const struct store_backend_ops redis_ops = {
 	.close = redis_close,
 };
 
-int store_redis_open(struct store_backend *b, const char *url, const char *password, char *err,
-		     size_t errlen)
+int store_redis_open(struct store_backend *b, const char *url, const char *password,
+		     const char *who, char *err, size_t errlen)
 {
 	struct store_redis *r;
 	char why[160];
 
 	r = calloc(1, sizeof(*r));
 	if (!r) {
-		snprintf(err, errlen, "--store: out of memory");
+		snprintf(err, errlen, "%s: out of memory", who);
 		return -1;
 	}
 	if (store_redis_parse_url(url, password, &r->url, why, sizeof(why))) {
-		snprintf(err, errlen, "--store: %s", why);
+		snprintf(err, errlen, "%s: %s", who, why);
 		free(r);
 		return -1;
 	}
 	if (pthread_mutex_init(&r->wlock, NULL)) {
 		free(r);
-		snprintf(err, errlen, "--store: out of resources");
+		snprintf(err, errlen, "%s: out of resources", who);
 		return -1;
 	}
 	if (store_versions_init(&r->versions)) {
 		pthread_mutex_destroy(&r->wlock);
 		free(r);
-		snprintf(err, errlen, "--store: out of resources");
+		snprintf(err, errlen, "%s: out of resources", who);
 		return -1;
 	}
+	r->who = who;
 	snprintf(r->where, sizeof(r->where), strchr(r->url.host, ':') ? "redis://[%s]:%u/%u" :
 		 "redis://%s:%u/%u", r->url.host, r->url.port, r->url.db);
 	atomic_init(&r->up, 0);

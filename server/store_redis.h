@@ -21,7 +21,10 @@
  * store_unavailable, queries go on from memory), logs once, and reconnects
  * with backoff (100 ms doubling to 5 s), resyncing again: a missed event
  * never leaves a replica stale. Metrics: collisiond_store_up and
- * collisiond_store_resyncs_total.
+ * collisiond_store_resyncs_total. Before the first resync, a Redis that
+ * answers AUTH or SELECT with an error (or NOAUTH: no password given) is
+ * not retried: the watcher logs it at error level and calls
+ * store_backend_fail (the daemon exits 2). A Redis not up yet is waited for.
  */
 #ifndef SERVER_STORE_REDIS_H
 #define SERVER_STORE_REDIS_H
@@ -40,15 +43,20 @@ struct store_redis_url {
 
 /*
  * Parse redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (HOST may be [IPv6]).
- * password, when not NULL, replaces the URL's. 0, or -1 with err saying
- * what is wrong (no secret is ever copied into err).
+ * The credentials end at the last '@' before the path and are
+ * percent-decoded (%XX; a malformed '%' is refused); a query or fragment
+ * (a raw '?' or '#') and rediss:// (TLS) are refused. password, when not
+ * NULL, replaces the URL's, as given (not decoded). 0, or -1 with err
+ * saying what is wrong (no part of the URL is ever copied into err).
  */
 int store_redis_parse_url(const char *url, const char *password, struct store_redis_url *out,
 			  char *err, size_t errlen);
 
-/* Back b (store_backend_init'ed) with the Redis at url. Nothing connects
- * until store_backend_start. 0, or -1 with err naming --store. */
-int store_redis_open(struct store_backend *b, const char *url, const char *password, char *err,
-		     size_t errlen);
+/* Back b (store_backend_init'ed) with the Redis at url. who names where
+ * url came from in messages ("--store", or "COLLISIOND_STORE (--store)";
+ * borrowed for b's life). Nothing connects until store_backend_start. 0, or
+ * -1 with err starting with who. */
+int store_redis_open(struct store_backend *b, const char *url, const char *password,
+		     const char *who, char *err, size_t errlen);
 
 #endif

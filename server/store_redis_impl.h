@@ -21,6 +21,7 @@ struct store_backend;
 struct store_redis {
 	struct store_redis_url url;
 	char where[300];		/* redis://HOST:PORT/DB, for logs */
+	const char *who;		/* what gave the URL ("--store"), borrowed */
 	pthread_t watcher;
 	int watcher_running;
 	atomic_int up;
@@ -31,8 +32,10 @@ struct store_redis {
 	struct store_versions versions;	/* name -> last version applied here */
 };
 
-/* Connect, authenticate, select the database. NULL with why filled. */
-redisContext *store_redis_connect(struct store_redis *r, char *why, size_t len);
+/* Connect, authenticate, select the database. NULL with why filled, and
+ * *refused (when not NULL) set to 1 if Redis answered AUTH or SELECT with
+ * an error that waiting will not end (not a connection that failed). */
+redisContext *store_redis_connect(struct store_redis *r, char *why, size_t len, int *refused);
 
 /* Bring memory up to Redis on c: newer meshes in (built by up to one worker
  * per CPU, each on its own connection), names deleted since dropped. 0, or

@@ -131,7 +131,7 @@ static void *fetch_worker(void *arg)
 	char why[160];
 	size_t i;
 
-	c = store_redis_connect(r, why, sizeof(why));
+	c = store_redis_connect(r, why, sizeof(why), NULL);
 	if (!c) {
 		atomic_store(&j->failed, 1);
 		return NULL;

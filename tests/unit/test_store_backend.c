@@ -1,7 +1,7 @@
 /* test_store_backend.c - Check suite for the store backends: the mesh form
  * (persist.c), the data directory (store_dir.c), the per-name locks
  * (store_backend.c) and the --store URL (store_redis_url.c). Redis itself is
- * exercised by tests/integration/replicas.sh. */
+ * exercised by tests/integration/replicas.sh and store_start.sh. */
 #include <check.h>
 #include <endian.h>
 #include <errno.h>
@@ -441,25 +441,50 @@ static const struct url_case {
 	int ok;
 	const char *host, *user, *pass;
 	unsigned port, db;
+	const char *why;	/* refused: a part of the message (NULL: any) */
 } url_cases[] = {
-	{ "redis://127.0.0.1:6379", NULL, 1, "127.0.0.1", "", "", 6379, 0 },
-	{ "redis://redis:7000/3", NULL, 1, "redis", "", "", 7000, 3 },
-	{ "redis://redis", NULL, 1, "redis", "", "", 6379, 0 },
-	{ "redis://redis/", NULL, 1, "redis", "", "", 6379, 0 },
-	{ "redis://:s3cret@redis:6380/1", NULL, 1, "redis", "", "s3cret", 6380, 1 },
-	{ "redis://app:s3cret@redis", NULL, 1, "redis", "app", "s3cret", 6379, 0 },
-	{ "redis://:s3cret@redis", "fromenv", 1, "redis", "", "fromenv", 6379, 0 },
-	{ "redis://[::1]:6390/2", NULL, 1, "::1", "", "", 6390, 2 },
-	{ "http://redis:6379", NULL, 0, NULL, NULL, NULL, 0, 0 },
-	{ "redis://", NULL, 0, NULL, NULL, NULL, 0, 0 },
-	{ "redis://:6379", NULL, 0, NULL, NULL, NULL, 0, 0 },
-	{ "redis://host:0", NULL, 0, NULL, NULL, NULL, 0, 0 },
-	{ "redis://host:65536", NULL, 0, NULL, NULL, NULL, 0, 0 },
-	{ "redis://host:12x", NULL, 0, NULL, NULL, NULL, 0, 0 },
-	{ "redis://host:1/x", NULL, 0, NULL, NULL, NULL, 0, 0 },
-	{ "redis://host:1/2/3", NULL, 0, NULL, NULL, NULL, 0, 0 },
-	{ "redis://nocolon@host", NULL, 0, NULL, NULL, NULL, 0, 0 },
-	{ "redis://[::1", NULL, 0, NULL, NULL, NULL, 0, 0 },
+	{ "redis://127.0.0.1:6379", NULL, 1, "127.0.0.1", "", "", 6379, 0, NULL },
+	{ "redis://redis:7000/3", NULL, 1, "redis", "", "", 7000, 3, NULL },
+	{ "redis://redis", NULL, 1, "redis", "", "", 6379, 0, NULL },
+	{ "redis://redis/", NULL, 1, "redis", "", "", 6379, 0, NULL },
+	{ "redis://:s3cret@redis:6380/1", NULL, 1, "redis", "", "s3cret", 6380, 1, NULL },
+	{ "redis://app:s3cret@redis", NULL, 1, "redis", "app", "s3cret", 6379, 0, NULL },
+	{ "redis://:s3cret@redis", "fromenv", 1, "redis", "", "fromenv", 6379, 0, NULL },
+	{ "redis://[::1]:6390/2", NULL, 1, "::1", "", "", 6390, 2, NULL },
+	{ "http://redis:6379", NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+	{ "redis://", NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+	{ "redis://:6379", NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+	{ "redis://host:0", NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+	{ "redis://host:65536", NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+	{ "redis://host:12x", NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+	{ "redis://host:1/x", NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+	{ "redis://host:1/2/3", NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+	{ "redis://nocolon@host", NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+	{ "redis://[::1", NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+	/* userinfo ends at the last '@' before the path (it was split at the
+	 * first: host "ss@redis", password "p") */
+	{ "redis://:p@ss@redis", NULL, 1, "redis", "", "p@ss", 6379, 0, NULL },
+	{ "redis://app:p@ss@w@redis:6380/2", NULL, 1, "redis", "app", "p@ss@w", 6380, 2, NULL },
+	{ "redis://:p@ss@[::1]:6390/2", NULL, 1, "::1", "", "p@ss", 6390, 2, NULL },
+	{ "redis://:a:b@redis", NULL, 1, "redis", "", "a:b", 6379, 0, NULL },
+	{ "redis://redis/1@x", NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+	/* user and password are percent-decoded; a malformed % is refused */
+	{ "redis://:p%40ss%3a%2F%25%3F%23@redis", NULL, 1, "redis", "", "p@ss:/%?#", 6379, 0, NULL },
+	{ "redis://us%65r%3A1:s3cret@redis", NULL, 1, "redis", "user:1", "s3cret", 6379, 0, NULL },
+	{ "redis://:s3cret%@redis", NULL, 0, NULL, NULL, NULL, 0, 0, "percent" },
+	{ "redis://:s3cret%4@redis", NULL, 0, NULL, NULL, NULL, 0, 0, "percent" },
+	{ "redis://:s3cret%zz@redis", NULL, 0, NULL, NULL, NULL, 0, 0, "percent" },
+	{ "redis://:s3cret%00@redis", NULL, 0, NULL, NULL, NULL, 0, 0, "percent" },
+	{ "redis://:s3cret@redis", "p%41", 1, "redis", "", "p%41", 6379, 0, NULL },
+	/* a query or fragment was taken as part of the host (or database) */
+	{ "redis://redis?timeout=1", NULL, 0, NULL, NULL, NULL, 0, 0, "query" },
+	{ "redis://redis:6379/0?timeout=1", NULL, 0, NULL, NULL, NULL, 0, 0, "query" },
+	{ "redis://redis/#0", NULL, 0, NULL, NULL, NULL, 0, 0, "query" },
+	{ "redis://:s3cret@redis?s3cret", NULL, 0, NULL, NULL, NULL, 0, 0, "query" },
+	{ "redis://:s3c?ret@redis", NULL, 0, NULL, NULL, NULL, 0, 0, "query" },
+	/* TLS is not spoken: said so, not "must start with redis://" */
+	{ "rediss://redis:6380", NULL, 0, NULL, NULL, NULL, 0, 0, "TLS" },
+	{ "rediss://:s3cret@redis", NULL, 0, NULL, NULL, NULL, 0, 0, "TLS" },
 };
 
 START_TEST(test_url_parse)
@@ -473,6 +498,9 @@ START_TEST(test_url_parse)
 	if (!c->ok) {
 		ck_assert(err[0] != '\0');
 		ck_assert_ptr_null(strstr(err, "s3cret"));
+		ck_assert_ptr_null(strstr(err, "s3c"));
+		if (c->why)
+			ck_assert_msg(strstr(err, c->why), "'%s' does not say '%s'", err, c->why);
 		return;
 	}
 	ck_assert_str_eq(u.host, c->host);
@@ -480,6 +508,28 @@ START_TEST(test_url_parse)
 	ck_assert_str_eq(u.password, c->pass);
 	ck_assert_uint_eq(u.port, c->port);
 	ck_assert_uint_eq(u.db, c->db);
+}
+END_TEST
+
+/* The password's limit (256 bytes) counts decoded bytes: 256 written as
+ * %XX (768 characters) fit, 257 do not, and the message holds none of it. */
+START_TEST(test_url_password_decoded_length)
+{
+	struct store_redis_url u;
+	char url[1024], err[160] = "";
+	size_t i, n;
+
+	for (n = 256; n <= 257; n++) {
+		strcpy(url, "redis://:");
+		for (i = 0; i < n; i++)
+			strcat(url, "%41");
+		strcat(url, "@redis");
+		ck_assert_int_eq(store_redis_parse_url(url, NULL, &u, err, sizeof(err)),
+				 n == 256 ? 0 : -1);
+	}
+	ck_assert_ptr_nonnull(strstr(err, "too long"));
+	ck_assert_ptr_null(strstr(err, "AAA"));
+	ck_assert_ptr_null(strstr(err, "%41"));
 }
 END_TEST
 
@@ -507,6 +557,30 @@ START_TEST(test_config_store_flags)
 	ck_assert_int_eq(config_parse(&cfg, 2, (char *const *)argv4, NULL, err, sizeof(err)), CONFIG_ERROR);
 	ck_assert_ptr_nonnull(strstr(err, "--store"));
 	ck_assert_ptr_null(strstr(err, "s3cret"));
+}
+END_TEST
+
+/* Messages about the URL name what set it: COLLISIOND_STORE when it came
+ * from the environment (they said --store, which the operator never
+ * wrote), --store when a flag overrode the variable. */
+START_TEST(test_config_store_who)
+{
+	struct config cfg;
+	char err[320];
+	const char *argv1[] = { "collisiond", NULL };
+	const char *argv2[] = { "collisiond", "--store", "redis://r:1?x", NULL };
+	const char *env1[] = { "COLLISIOND_STORE=redis://:s3cret@r?timeout=1", NULL };
+	const char *env2[] = { "COLLISIOND_STORE=redis://r", NULL };
+
+	ck_assert_int_eq(config_parse(&cfg, 1, (char *const *)argv1, NULL, err, sizeof(err)), CONFIG_OK);
+	ck_assert_str_eq(cfg.store_who, "--store");
+	ck_assert_int_eq(config_parse(&cfg, 1, (char *const *)argv1, (char *const *)env1, err, sizeof(err)), CONFIG_ERROR);
+	ck_assert_msg(strncmp(err, "COLLISIOND_STORE (--store): ", 28) == 0, "%s", err);
+	ck_assert_ptr_null(strstr(err, "s3cret"));
+	ck_assert_int_eq(config_parse(&cfg, 1, (char *const *)argv1, (char *const *)env2, err, sizeof(err)), CONFIG_OK);
+	ck_assert_str_eq(cfg.store_who, "COLLISIOND_STORE (--store)");
+	ck_assert_int_eq(config_parse(&cfg, 3, (char *const *)argv2, (char *const *)env2, err, sizeof(err)), CONFIG_ERROR);
+	ck_assert_msg(strncmp(err, "--store: ", 9) == 0, "%s", err);
 }
 END_TEST
 
@@ -538,7 +612,9 @@ static Suite *store_backend_suite(void)
 
 	tc = tcase_create("url");
 	tcase_add_loop_test(tc, test_url_parse, 0, (int)(sizeof(url_cases) / sizeof(url_cases[0])));
+	tcase_add_test(tc, test_url_password_decoded_length);
 	tcase_add_test(tc, test_config_store_flags);
+	tcase_add_test(tc, test_config_store_who);
 	suite_add_tcase(s, tc);
 	return s;
 }
