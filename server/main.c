@@ -38,6 +38,41 @@ static void raise_fd_limit(void)
 	}
 }
 
+/* 1 when SIGHUP is ignored as we start (nohup, or a parent's choice). */
+static int hup_ignored(void)
+{
+	struct sigaction sa;
+
+	return sigaction(SIGHUP, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
+}
+
+static void on_second_signal(int sig)
+{
+	static const char msg[] = "collisiond: a second signal: stopping now\n";
+
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more to do about it */
+	}
+	_exit(128 + sig);
+}
+
+/* The graceful stop under way (up to SHUTDOWN_GRACE_MS): a second SIGTERM,
+ * SIGINT or SIGHUP ends the process at once (Ctrl-C twice), requests in
+ * flight cut. Only this thread takes them: every other blocks them. */
+static void stop_now_on_second_signal(const sigset_t *sigs)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_second_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	if (sigismember(sigs, SIGHUP))
+		sigaction(SIGHUP, &sa, NULL);
+	pthread_sigmask(SIG_UNBLOCK, sigs, NULL);
+}
+
 /* Serve until SIGTERM, SIGINT or SIGHUP; the exit status. sigs is blocked in every
  * thread (they inherit the mask), so only the sigwait below receives them. */
 static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
@@ -133,6 +168,7 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 		if (sigwait(sigs, &sig) != 0)
 			sig = SIGTERM;
 	} while (sig != SIGTERM && sig != SIGINT && sig != SIGHUP);
+	stop_now_on_second_signal(sigs);
 	if (have_backend && atomic_load(&backend.failed)) {
 		status = 2;	/* the store refused --store's settings (logged) */
 		goto out_stop_http;
@@ -197,8 +233,10 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	/* the terminal of `make run` closing: a stop like the others (it once
 	 * killed the daemon at once, requests in flight and buffered access
-	 * lines lost); there is nothing to reload */
-	sigaddset(&sigs, SIGHUP);
+	 * lines lost); there is nothing to reload. Unless it was ignored when
+	 * we started (nohup): then it stays ignored, as asked. */
+	if (!hup_ignored())
+		sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 

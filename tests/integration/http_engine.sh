@@ -366,7 +366,7 @@ answer = busy.recv(65536)
 assert answer.startswith(b"HTTP/1.1 200") and b"Connection: close" in answer, answer
 assert busy.recv(100) == b""
 PY
-	PID=$EV_PID && stop_daemon && [ "$daemon_rc" = 0 ] && grep -q "stopped" "$TMP/daemon.log"
+	{ rc=0; wait $EV_PID || rc=$?; PID=; } && [ "$rc" = 0 ] && grep -q "stopped" "$TMP/daemon.log"
 '
 test_expect 'config: --http-engine epoll with TLS flags is refused with a clear message' '
 	! "$DAEMON" --http-engine epoll --tls-cert /nonexistent --tls-key /nonexistent >"$TMP/tls.out" 2>&1 &&

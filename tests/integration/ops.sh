@@ -191,7 +191,7 @@ busy.sendall(body[10:])
 answer = busy.recv(65536)
 assert answer.startswith(b"HTTP/1.1 200") and b"Connection: close" in answer, answer
 PY
-	stop_daemon TERM && [ "$daemon_rc" = 0 ]
+	{ rc=0; wait $PID || rc=$?; PID=; } && [ "$rc" = 0 ]
 '
 # --bind :: takes IPv4 clients too (dual stack), on both engines: the
 # libmicrohttpd one bound it IPv6 only, and 127.0.0.1 was refused.
@@ -226,5 +226,39 @@ test_expect 'SIGHUP stops the daemon cleanly: exit 0, its last request logged' '
 	: >"$TMP/daemon.log" && start_daemon --log-level info &&
 	expect 200 GET /healthz && stop_daemon HUP && echo "rc $daemon_rc" && [ "$daemon_rc" = 0 ] &&
 	grep -q "SIGHUP: stopping" "$TMP/daemon.log" && grep -q "access method=GET path=/healthz" "$TMP/daemon.log"
+'
+# Started under nohup (SIGHUP ignored), the daemon keeps it ignored: the
+# terminal closing must not stop it (it once always waited for SIGHUP).
+hup_ignored_daemon() {
+	PORT=$(free_port)
+	URL=http://127.0.0.1:$PORT
+	bash -c 'trap "" HUP; exec "$0" "$@"' "$DAEMON" --bind 127.0.0.1 --port "$PORT" \
+		--log-level warn >>"$TMP/daemon.log" 2>&1 &
+	PID=$!
+	all_pids="$all_pids $PID"
+	wait_ready
+}
+test_expect 'SIGHUP ignored at start (nohup) stays ignored; SIGTERM still stops it' '
+	hup_ignored_daemon && kill -HUP "$PID" && sleep 0.5 && kill -0 "$PID" &&
+	expect 200 GET /healthz && stop_daemon TERM && [ "$daemon_rc" = 0 ]
+'
+# During the graceful stop (up to 10 s for requests in flight), a second
+# signal ends the process at once (Ctrl-C twice).
+test_expect 'a second SIGTERM during the graceful stop ends the daemon at once' '
+	start_daemon && python3 - "$PORT" "$PID" "$TIME_SCALE" <<"PY"
+import os, signal, socket, sys, time
+port, pid, scale = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+busy = socket.create_connection(("127.0.0.1", port), timeout=5 * scale)
+busy.sendall(b"POST /v1/meshes/demo/raycast HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             b"Content-Length: 100\r\n\r\n{")
+time.sleep(0.3)
+os.kill(pid, signal.SIGTERM)
+time.sleep(0.5)
+os.kill(pid, 0)  # still draining: the request waits for the rest of its body
+os.kill(pid, signal.SIGTERM)
+time.sleep(0.5)  # the connection held until the daemon is gone
+PY
+	{ rc=0; wait $PID || rc=$?; PID=; } && echo "rc $rc" && [ "$rc" = 143 ] &&
+	grep -q "a second signal: stopping now" "$TMP/daemon.log"
 '
 test_done
