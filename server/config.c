@@ -125,6 +125,7 @@ static const struct opt opts[] = {
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
+_Static_assert(NOPTS <= 64, "struct config's from_env has a bit per option");
 
 void config_defaults(struct config *cfg)
 {
@@ -345,32 +346,57 @@ static const struct opt *opt_find(const char *name, size_t n)
 	return NULL;
 }
 
+/* How the operator set the option at field off: "--name", or
+ * "COLLISIOND_NAME (--name)" when its variable did (into buf). */
+static const char *who_set(const struct config *cfg, size_t off, char *buf, size_t len)
+{
+	char env[64];
+	size_t i;
+
+	for (i = 0; i < NOPTS && opts[i].off != off; i++)
+		;
+	if (i == NOPTS)
+		return "?";
+	if (cfg->from_env >> i & 1) {
+		env_name(opts[i].name, env, sizeof(env));
+		snprintf(buf, len, "%s (--%s)", env, opts[i].name);
+	} else {
+		snprintf(buf, len, "--%s", opts[i].name);
+	}
+	return buf;
+}
+
 static int check_combinations(const struct config *cfg, char *err, size_t errlen)
 {
+	char a[80], b[80];
+
 	if (!cfg->tls_cert != !cfg->tls_key) {
-		snprintf(err, errlen, "%s: --tls-cert and --tls-key must be given together",
-			 cfg->tls_cert ? "--tls-key" : "--tls-cert");
+		snprintf(err, errlen, "%s: needs %s too (--tls-cert and --tls-key go together)",
+			 cfg->tls_cert ? who_set(cfg, F(tls_cert), a, sizeof(a)) :
+					 who_set(cfg, F(tls_key), a, sizeof(a)),
+			 cfg->tls_cert ? "--tls-key (COLLISIOND_TLS_KEY)" : "--tls-cert (COLLISIOND_TLS_CERT)");
 		return -1;
 	}
 	if (strcmp(cfg->http_engine, "auto") != 0 && strcmp(cfg->http_engine, "mhd") != 0 &&
 	    strcmp(cfg->http_engine, "epoll") != 0) {
-		snprintf(err, errlen, "--http-engine: '%s' is not one of auto, epoll, mhd",
-			 cfg->http_engine);
+		snprintf(err, errlen, "%s: '%s' is not one of auto, epoll, mhd",
+			 who_set(cfg, F(http_engine), a, sizeof(a)), cfg->http_engine);
 		return -1;
 	}
 	if (strcmp(cfg->http_engine, "epoll") == 0 && cfg->tls_cert) {
-		snprintf(err, errlen,
-			 "--http-engine: epoll serves plain HTTP only; TLS (--tls-cert) needs --http-engine mhd");
+		snprintf(err, errlen, "%s: epoll serves plain HTTP only; TLS (%s) needs mhd",
+			 who_set(cfg, F(http_engine), a, sizeof(a)), who_set(cfg, F(tls_cert), b, sizeof(b)));
 		return -1;
 	}
 	if (cfg->read_key && !cfg->api_key) {
-		snprintf(err, errlen,
-			 "--read-key: needs --api-key (without it everyone may already write)");
+		snprintf(err, errlen, "%s: needs --api-key (without it everyone may already write)",
+			 who_set(cfg, F(read_key), a, sizeof(a)));
 		return -1;
 	}
 	/* replicas */
 	if (cfg->store && cfg->data_dir) {
-		snprintf(err, errlen, "--store: cannot be combined with --data-dir (Redis keeps the meshes)");
+		snprintf(err, errlen, "%s: cannot be combined with %s (Redis keeps the meshes)",
+			 who_set(cfg, F(store), a, sizeof(a)), who_set(cfg, F(data_dir), b, sizeof(b)));
 		return -1;
 	}
 	if (cfg->store) {
@@ -415,6 +441,7 @@ enum config_result config_parse(struct config *cfg, int argc, char *const argv[]
 		snprintf(flag, sizeof(flag), "%s (--%s)", who, opts[i].name);
 		if (opt_set(cfg, &opts[i], flag, v, err, errlen))
 			return CONFIG_ERROR;
+		cfg->from_env |= (uint64_t)1 << i;
 		/* --store's messages, here and from Redis at start-up, name
 		 * the variable the URL came from */
 		if (opts[i].off == F(store))
@@ -451,6 +478,7 @@ enum config_result config_parse(struct config *cfg, int argc, char *const argv[]
 		}
 		if (opt_set(cfg, o, who, value, err, errlen))
 			return CONFIG_ERROR;
+		cfg->from_env &= ~((uint64_t)1 << (o - opts));
 		if (o->off == F(store))
 			cfg->store_who = "--store";
 	}
@@ -501,11 +529,15 @@ out_close:
 
 int config_load_files(struct config *cfg, char *err, size_t errlen)
 {
+	char who[80];
+
 	if (!cfg->tls_cert)
 		return 0;
-	if (read_pem("--tls-cert", cfg->tls_cert, &cfg->tls_cert_pem, err, errlen))
+	if (read_pem(who_set(cfg, F(tls_cert), who, sizeof(who)), cfg->tls_cert, &cfg->tls_cert_pem,
+		     err, errlen))
 		return -1;
-	if (read_pem("--tls-key", cfg->tls_key, &cfg->tls_key_pem, err, errlen)) {
+	if (read_pem(who_set(cfg, F(tls_key), who, sizeof(who)), cfg->tls_key, &cfg->tls_key_pem, err,
+		     errlen)) {
 		free(cfg->tls_cert_pem);
 		cfg->tls_cert_pem = NULL;
 		return -1;

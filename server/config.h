@@ -57,6 +57,10 @@ struct config {
 
 	char *tls_cert_pem;		/* owned; filled by config_load_files */
 	char *tls_key_pem;
+
+	/* bit i: option i (config.c's table) was set by its COLLISIOND_*
+	 * variable, not a flag; messages name what the operator wrote */
+	uint64_t from_env;
 };
 
 enum config_result {

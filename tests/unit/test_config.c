@@ -372,6 +372,11 @@ static const struct bad_case bad_cases[] = {
 	{ { NULL }, "COLLISIOND_DEMO=2", "COLLISIOND_DEMO" },
 	{ { NULL }, "COLLISIOND_BIND=example.com", "COLLISIOND_BIND" },
 	{ { NULL }, "COLLISIOND_CONNECTION_TIMEOUT=-3", "COLLISIOND_CONNECTION_TIMEOUT" },
+	/* combinations name the variable that set a value */
+	{ { NULL }, "COLLISIOND_TLS_CERT=/c.pem", "COLLISIOND_TLS_CERT (--tls-cert): needs --tls-key" },
+	{ { NULL }, "COLLISIOND_HTTP_ENGINE=foo", "COLLISIOND_HTTP_ENGINE (--http-engine): 'foo'" },
+	{ { NULL }, "COLLISIOND_READ_KEY=abc", "COLLISIOND_READ_KEY (--read-key): needs --api-key" },
+	{ { "--tls-key", "/k.pem" }, NULL, "--tls-key: needs --tls-cert" },
 	/* a Kubernetes service link: the message says how to avoid it */
 	{ { NULL }, "COLLISIOND_PORT=tcp://10.96.0.10:8080", "enableServiceLinks: false" },
 };
