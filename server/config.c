@@ -53,6 +53,8 @@ const char config_usage[] =
 	"  --tls-key FILE           ... and this PEM private key\n"
 	"  --log-level LEVEL        debug, info, warn or error (info);\n"
 	"                           info logs one access line per request\n"
+	"  --access-log=off         no access lines (on by default), the other info\n"
+	"                           lines kept (start, stop, loads)\n"
 	"  --data-dir DIR           keep uploaded meshes in DIR, reload at start\n"
 	"  --demo                   store the built-in demo mesh \"demo\"\n"
 	"  --connection-timeout S   close idle connections after S seconds (30)\n"
@@ -113,6 +115,7 @@ static const struct opt opts[] = {
 	{ "tls-cert", OPT_PATH, F(tls_cert), 0, 0 },
 	{ "tls-key", OPT_PATH, F(tls_key), 0, 0 },
 	{ "log-level", OPT_LEVEL, F(log_level), 0, 0 },
+	{ "access-log", OPT_BOOL, F(access_log), 0, 0 },
 	{ "data-dir", OPT_PATH, F(data_dir), 0, 0 },
 	{ "demo", OPT_BOOL, F(demo), 0, 0 },
 	{ "connection-timeout", OPT_UINT, F(connection_timeout), 1, 86400 },
@@ -148,6 +151,7 @@ void config_defaults(struct config *cfg)
 	cfg->max_world_snapshots = 256;
 	cfg->max_response_bytes = (size_t)64 << 20;
 	cfg->log_level = LOG_INFO;
+	cfg->access_log = 1;
 	cfg->http_engine = "auto";
 	cfg->connection_timeout = 30;
 	cfg->header_timeout = 60;	/* nginx client_header_timeout */

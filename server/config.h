@@ -42,6 +42,7 @@ struct config {
 	const char *tls_cert;		/* path; both or neither with tls_key */
 	const char *tls_key;
 	enum log_level log_level;
+	int access_log;			/* access lines at info level (1, default) or none */
 	const char *data_dir;		/* NULL: memory only */
 	int demo;
 	unsigned connection_timeout;	/* seconds */

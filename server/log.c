@@ -177,6 +177,7 @@ int log_start(struct log *l, int fd, enum log_level level, int start_flusher)
 	size_t i;
 
 	l->level = level;
+	l->access = 1;
 	l->fd = fd;
 	l->stop = 0;
 	l->flusher_running = 0;
@@ -279,7 +280,7 @@ char *log_access_begin(struct log *l, size_t max, struct log_shard **shp)
 {
 	struct log_shard *sh;
 
-	if (!log_enabled(l, LOG_INFO))
+	if (!l->access || !log_enabled(l, LOG_INFO))
 		return NULL;
 	sh = my_shard(l);
 	pthread_mutex_lock(&sh->lock);

@@ -39,6 +39,7 @@ struct log_shard {
 
 struct log {
 	enum log_level level;
+	int access;			/* access lines (at info level) on: 1 by log_start */
 	int fd;
 	pthread_mutex_t lock;		/* guards stop and every write(2) to fd */
 	pthread_cond_t wake;

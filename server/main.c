@@ -246,6 +246,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "collisiond: cannot start logging\n");
 		goto out_release_config;
 	}
+	log->access = cfg.access_log;
 	if (alloc_trimmer_start(&trimmer))
 		fprintf(stderr, "collisiond: cannot start the malloc_trim thread (running without)\n");
 	status = run(&cfg, log, &sigs);

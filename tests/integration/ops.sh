@@ -227,6 +227,17 @@ test_expect 'SIGHUP stops the daemon cleanly: exit 0, its last request logged' '
 	expect 200 GET /healthz && stop_daemon HUP && echo "rc $daemon_rc" && [ "$daemon_rc" = 0 ] &&
 	grep -q "SIGHUP: stopping" "$TMP/daemon.log" && grep -q "access method=GET path=/healthz" "$TMP/daemon.log"
 '
+# --access-log=off: no access lines, the other info lines kept (the only
+# way to silence access lines was --log-level warn, which hid those too).
+test_expect '--access-log=off: no access line, start and stop lines kept' '
+	: >"$TMP/daemon.log" && start_daemon --log-level info --access-log=off &&
+	expect 200 GET /healthz && stop_daemon && [ "$daemon_rc" = 0 ] &&
+	grep -q "listening on" "$TMP/daemon.log" && grep -q "SIGTERM: stopping" "$TMP/daemon.log" &&
+	! grep -q "access method=" "$TMP/daemon.log" &&
+	: >"$TMP/daemon.log" && DAEMON_ENV=COLLISIOND_ACCESS_LOG=off start_daemon --log-level info &&
+	expect 200 GET /healthz && stop_daemon && ! grep -q "access method=" "$TMP/daemon.log" &&
+	grep -q "stopped" "$TMP/daemon.log"
+'
 # Started under nohup (SIGHUP ignored), the daemon keeps it ignored: the
 # terminal closing must not stop it (it once always waited for SIGHUP).
 hup_ignored_daemon() {

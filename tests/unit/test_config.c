@@ -53,6 +53,7 @@ static const struct flag_case flag_cases[] = {
 	  LOG_ERROR },
 	{ "data-dir", "COLLISIOND_DATA_DIR", "/tmp/x", OFF(data_dir), FK_STR, "/tmp/x", 0 },
 	{ "demo", "COLLISIOND_DEMO", "true", OFF(demo), FK_INT, NULL, 1 },
+	{ "access-log", "COLLISIOND_ACCESS_LOG", "on", OFF(access_log), FK_INT, NULL, 1 },
 	{ "connection-timeout", "COLLISIOND_CONNECTION_TIMEOUT", "5", OFF(connection_timeout),
 	  FK_UINT, NULL, 5 },
 	{ "header-timeout", "COLLISIOND_HEADER_TIMEOUT", "7", OFF(header_timeout), FK_UINT, NULL,
