@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "hex.h"
+
 size_t http_head_end(const char *buf, size_t len, size_t *scan)
 {
 	size_t ls = *scan;
@@ -244,17 +246,6 @@ enum http_parse_result http_parse_head_at(char *buf, size_t end, struct http_par
 	return HTTP_PARSE_OK;
 }
 
-static int hexval(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 size_t http_unescape(char *s)
 {
 	char *w = s;
@@ -263,7 +254,7 @@ size_t http_unescape(char *s)
 	while (*r) {
 		int hi, lo;
 
-		if (*r == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0) {
+		if (*r == '%' && (hi = hex_value(r[1])) >= 0 && (lo = hex_value(r[2])) >= 0) {
 			*w++ = (char)(hi * 16 + lo);
 			r += 3;
 		} else {
@@ -342,7 +333,7 @@ static void chunked_byte(struct http_chunked *c, unsigned char ch)
 
 	switch (c->state) {
 	case CH_SIZE:
-		h = hexval(ch);
+		h = hex_value(ch);
 		if (h >= 0) {
 			/* 16 hex digits hold any 64-bit size; more is refused */
 			if (++c->digits > 16) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hex.h"
 #include "store_redis.h"
 
 /* Copy n bytes of s into out (cap bytes); -1 when it does not fit. */
@@ -14,17 +15,6 @@ static int copy_part(char *out, size_t cap, const char *s, size_t n)
 	memcpy(out, s, n);
 	out[n] = '\0';
 	return 0;
-}
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 /*
@@ -44,8 +34,8 @@ static int decode_part(char *out, size_t cap, const char *s, size_t n)
 		if (c == '%') {
 			if (i + 2 >= n)
 				return -1;
-			hi = hex_digit(s[i + 1]);
-			lo = hex_digit(s[i + 2]);
+			hi = hex_value(s[i + 1]);
+			lo = hex_value(s[i + 2]);
 			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
 				return -1;
 			c = (char)(hi << 4 | lo);

@@ -42,9 +42,18 @@ static void call(const char *method, const char *path, const char *body, size_t 
 	api_handle(&ctx, &rq, r);
 }
 
-static void setup(void)
+/* A call that must answer status. */
+static void call_ok(const char *method, const char *path, const char *body, int status)
 {
 	struct api_response r;
+
+	call(method, path, body, strlen(body), &r);
+	ck_assert_msg(r.status == status, "%s %s: %d %s", method, path, r.status, r.body.data);
+	api_response_release(&r);
+}
+
+static void setup(void)
+{
 	struct buf b;
 
 	memset(&ctx, 0, sizeof(ctx));
@@ -62,9 +71,7 @@ static void setup(void)
 		buf_printf(&b, "%s[%u,%u,%u]", i ? "," : "", sph.idx[3 * i], sph.idx[3 * i + 1],
 			   sph.idx[3 * i + 2]);
 	buf_puts(&b, "]}");
-	call("PUT", "/v1/meshes/s", b.data, b.len, &r);
-	ck_assert_msg(r.status == 201, "%d %s", r.status, r.body.data);
-	api_response_release(&r);
+	call_ok("PUT", "/v1/meshes/s", b.data, 201);
 	buf_release(&b);
 }
 
@@ -180,6 +187,34 @@ static cJSON *post_batch(const char *path, const struct buf *body, struct buf *r
 	return j;
 }
 
+/* The aims as one batch (batch_body, directions as given) to path: the
+ * parsed answer, its "results" (one per aim) in *res. */
+static cJSON *post_aims(const char *path, const char *head, const char *key, const struct aim *a,
+			size_t n, int segments, const cJSON **res)
+{
+	struct buf body;
+	cJSON *j;
+
+	batch_body(&body, head, key, a, n, 1, segments);
+	j = post_batch(path, &body, NULL);
+	buf_release(&body);
+	*res = cJSON_GetObjectItemCaseSensitive(j, "results");
+	ck_assert_int_eq(cJSON_GetArraySize(*res), (int)n);
+	return j;
+}
+
+/* Answer h of aim a (number i) is a hit of kind want ("mesh", "box",
+ * "static", "entity"). */
+static void check_kind(const cJSON *h, const char *want, const struct aim *a, size_t i)
+{
+	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(h, "hit");
+
+	ck_assert_msg(cJSON_IsString(kind) && strcmp(kind->valuestring, want) == 0,
+		      "aim %zu (origin %.9g %.9g %.9g direction %.9g %.9g %.9g): %s, not %s", i,
+		      a->o[0], a->o[1], a->o[2], a->d[0], a->d[1], a->d[2],
+		      cJSON_IsString(kind) ? kind->valuestring : "no hit", want);
+}
+
 static double num(const cJSON *o, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -272,17 +307,10 @@ START_TEST(test_segments_and_shots_at_vertices)
 	cJSON_Delete(j);
 	ck_assert_uint_eq(hit, n);
 	/* hitscan shots, no boxes */
-	batch_body(&body, "\"mesh\":\"s\",", "shots", a, n, 1, 0);
-	j = post_batch("/v1/hitscan", &body, NULL);
-	buf_release(&body);
-	res = cJSON_GetObjectItemCaseSensitive(j, "results");
+	j = post_aims("/v1/hitscan", "\"mesh\":\"s\",", "shots", a, n, 0, &res);
 	for (size_t i = 0; i < n; i++) {
-		const cJSON *h = cJSON_GetArrayItem(res, (int)i);
-		const cJSON *kind = cJSON_GetObjectItemCaseSensitive(h, "hit");
-
-		ck_assert_msg(cJSON_IsString(kind) && strcmp(kind->valuestring, "mesh") == 0,
-			      "shot %zu missed", i);
-		check_mesh_hit(h, &a[i], i);
+		check_kind(cJSON_GetArrayItem(res, (int)i), "mesh", &a[i], i);
+		check_mesh_hit(cJSON_GetArrayItem(res, (int)i), &a[i], i);
 	}
 	cJSON_Delete(j);
 }
@@ -330,13 +358,11 @@ START_TEST(test_box_corners)
 	res2 = cJSON_GetObjectItemCaseSensitive(j2, "results");
 	for (size_t i = 0; i < n; i++) {
 		const cJSON *r1 = cJSON_GetArrayItem(res, (int)i), *r2 = cJSON_GetArrayItem(res2, (int)i);
-		const cJSON *kind = cJSON_GetObjectItemCaseSensitive(r2, "hit");
 
 		ck_assert_msg(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r1, "hit")),
 			      "box ray %zu missed: direction %g %g %g", i, a[i].d[0], a[i].d[1], a[i].d[2]);
 		ck_assert_double_le(num(r1, "distance"), a[i].reach * (1 + 1e-6));
-		ck_assert_msg(cJSON_IsString(kind) && strcmp(kind->valuestring, "box") == 0,
-			      "box shot %zu missed", i);
+		check_kind(r2, "box", &a[i], i);
 		ck_assert(num(r2, "distance") == num(r1, "distance"));
 	}
 	cJSON_Delete(j);
@@ -353,47 +379,28 @@ START_TEST(test_world_shots)
 	static const char snap[] = "{\"tick\":1,\"time_ms\":0,\"entities\":[{\"id\":\"e\","
 				   "\"hitboxes\":[{\"id\":\"b\",\"shape\":\"box\"," BOX_JSON "}]}]}";
 	static const char world[] = "{\"static\":[{\"id\":\"lvl\",\"mesh\":\"s\"}]}";
-	struct api_response r;
-	struct buf body;
 	const cJSON *res;
 	cJSON *j;
 	size_t n;
 
-	call("PUT", "/v1/worlds/w", world, strlen(world), &r);
-	ck_assert_msg(r.status == 201, "%d %s", r.status, r.body.data);
-	api_response_release(&r);
-	call("POST", "/v1/worlds/w/snapshots", snap, strlen(snap), &r);
-	ck_assert_msg(r.status == 204, "%d %s", r.status, r.body.data);
-	api_response_release(&r);
+	call_ok("PUT", "/v1/worlds/w", world, 201);
+	call_ok("POST", "/v1/worlds/w/snapshots", snap, 204);
 	n = sphere_aims(a, NAIM);
 	for (int hitscan = 0; hitscan < 2; hitscan++) {
-		batch_body(&body, "", "shots", a, n, 1, 0);
-		j = post_batch(hitscan ? "/v1/worlds/w/hitscan" : "/v1/worlds/w/raycast", &body, NULL);
-		buf_release(&body);
-		res = cJSON_GetObjectItemCaseSensitive(j, "results");
+		j = post_aims(hitscan ? "/v1/worlds/w/hitscan" : "/v1/worlds/w/raycast", "", "shots", a,
+			      n, 0, &res);
 		for (size_t i = 0; i < n; i++) {
-			const cJSON *h = cJSON_GetArrayItem(res, (int)i);
-			const cJSON *kind = cJSON_GetObjectItemCaseSensitive(h, "hit");
-
-			ck_assert_msg(cJSON_IsString(kind) && strcmp(kind->valuestring, "static") == 0,
-				      "world shot %zu missed", i);
-			check_mesh_hit(h, &a[i], i);
+			check_kind(cJSON_GetArrayItem(res, (int)i), "static", &a[i], i);
+			check_mesh_hit(cJSON_GetArrayItem(res, (int)i), &a[i], i);
 		}
 		cJSON_Delete(j);
 	}
 	n = corner_aims(a);
-	batch_body(&body, "", "shots", a, n, 1, 0);
-	j = post_batch("/v1/worlds/w/hitscan", &body, NULL);
-	buf_release(&body);
-	res = cJSON_GetObjectItemCaseSensitive(j, "results");
+	j = post_aims("/v1/worlds/w/hitscan", "", "shots", a, n, 0, &res);
 	for (size_t i = 0; i < n; i++) {
-		const cJSON *h = cJSON_GetArrayItem(res, (int)i);
-		const cJSON *kind = cJSON_GetObjectItemCaseSensitive(h, "hit");
-
-		ck_assert_msg(cJSON_IsString(kind) && strcmp(kind->valuestring, "entity") == 0,
-			      "world shot %zu at a corner missed: direction %g %g %g", i, a[i].d[0],
-			      a[i].d[1], a[i].d[2]);
-		ck_assert_double_le(num(h, "distance"), a[i].reach * (1 + 1e-6));
+		check_kind(cJSON_GetArrayItem(res, (int)i), "entity", &a[i], i);
+		ck_assert_double_le(num(cJSON_GetArrayItem(res, (int)i), "distance"),
+				    a[i].reach * (1 + 1e-6));
 	}
 	cJSON_Delete(j);
 }
@@ -449,7 +456,6 @@ START_TEST(test_exact_limits)
 					 "\"triangles\":[[0,1,2]]}";
 	static const char *modes[] = { "", "\"mode\":\"any\",", "\"mode\":\"all\"," };
 	struct rng g = { 0xf1005eedULL };
-	struct api_response r;
 	char box[256];
 	int n = 0;
 
@@ -457,15 +463,9 @@ START_TEST(test_exact_limits)
 	static const char snap[] = "{\"tick\":1,\"time_ms\":0,\"entities\":[{\"id\":\"e\",\"hitboxes\":"
 				   "[{\"id\":\"b\",\"shape\":\"sphere\",\"center\":[0,0,-50],\"radius\":1}]}]}";
 
-	call("PUT", "/v1/meshes/floor", floor_json, strlen(floor_json), &r);
-	ck_assert_int_eq(r.status, 201);
-	api_response_release(&r);
-	call("PUT", "/v1/worlds/fl", world, strlen(world), &r);
-	ck_assert_int_eq(r.status, 201);
-	api_response_release(&r);
-	call("POST", "/v1/worlds/fl/snapshots", snap, strlen(snap), &r);
-	ck_assert_int_eq(r.status, 204);
-	api_response_release(&r);
+	call_ok("PUT", "/v1/meshes/floor", floor_json, 201);
+	call_ok("PUT", "/v1/worlds/fl", world, 201);
+	call_ok("POST", "/v1/worlds/fl/snapshots", snap, 204);
 	for (int i = 0; i < 300; i++) {
 		const int *p = pyth[i % 10];
 		int k = 1 + (int)(rng_next(&g) % 300), o[3], s[3] = { 0, 1, 2 };
@@ -531,19 +531,11 @@ START_TEST(test_flush_ties)
 				   "[{\"id\":\"b\",\"shape\":\"box\",\"center\":[1.5,0,0],\"half_extents\":[0.5,50,50]}]}]}";
 	static struct aim a[NAIM];
 	struct rng g = { 0x71e5ULL };
-	struct api_response r;
-	struct buf body;
 	size_t n = 1000;
 
-	call("PUT", "/v1/meshes/wall", wall, strlen(wall), &r);
-	ck_assert_int_eq(r.status, 201);
-	api_response_release(&r);
-	call("PUT", "/v1/worlds/tie", world, strlen(world), &r);
-	ck_assert_int_eq(r.status, 201);
-	api_response_release(&r);
-	call("POST", "/v1/worlds/tie/snapshots", snap, strlen(snap), &r);
-	ck_assert_int_eq(r.status, 204);
-	api_response_release(&r);
+	call_ok("PUT", "/v1/meshes/wall", wall, 201);
+	call_ok("PUT", "/v1/worlds/tie", world, 201);
+	call_ok("POST", "/v1/worlds/tie/snapshots", snap, 204);
 	for (size_t i = 0; i < n; i++) {
 		a[i].o[0] = (float)rng_range(&g, -10, 0.95);
 		a[i].o[1] = (float)rng_range(&g, -1, 1);
@@ -556,19 +548,11 @@ START_TEST(test_flush_ties)
 		const cJSON *res;
 		cJSON *j;
 
-		batch_body(&body, w ? "" : "\"mesh\":\"wall\",\"boxes\":[{\"center\":[1.5,0,0],"
-			   "\"half_extents\":[0.5,50,50]}],", "shots", a, n, 1, 0);
-		j = post_batch(w ? "/v1/worlds/tie/hitscan" : "/v1/hitscan", &body, NULL);
-		buf_release(&body);
-		res = cJSON_GetObjectItemCaseSensitive(j, "results");
-		for (size_t i = 0; i < n; i++) {
-			const cJSON *kind = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(res, (int)i), "hit");
-
-			ck_assert_msg(cJSON_IsString(kind) && strcmp(kind->valuestring, w ? "static" : "mesh") == 0,
-				      "%s shot %zu (origin %.9g %.9g %.9g direction %.9g %.9g %.9g): %s",
-				      w ? "world" : "hitscan", i, a[i].o[0], a[i].o[1], a[i].o[2], a[i].d[0],
-				      a[i].d[1], a[i].d[2], cJSON_IsString(kind) ? kind->valuestring : "no hit");
-		}
+		j = post_aims(w ? "/v1/worlds/tie/hitscan" : "/v1/hitscan",
+			      w ? "" : "\"mesh\":\"wall\",\"boxes\":[{\"center\":[1.5,0,0],"
+				       "\"half_extents\":[0.5,50,50]}],", "shots", a, n, 0, &res);
+		for (size_t i = 0; i < n; i++)
+			check_kind(cJSON_GetArrayItem(res, (int)i), w ? "static" : "mesh", &a[i], i);
 		cJSON_Delete(j);
 	}
 }
@@ -591,9 +575,7 @@ START_TEST(test_distance_past_floats)
 	};
 	struct api_response r;
 
-	call("PUT", "/v1/meshes/far", tri, strlen(tri), &r);
-	ck_assert_int_eq(r.status, 201);
-	api_response_release(&r);
+	call_ok("PUT", "/v1/meshes/far", tri, 201);
 	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
 		call("POST", bodies[i][0], bodies[i][1], strlen(bodies[i][1]), &r);
 		ck_assert_int_eq(r.status, 200);
