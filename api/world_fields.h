@@ -48,7 +48,7 @@ int wf_tick_ok(double tick);
 /* A box's half extents, once floats: each >= 0 (1), else 0. */
 int wf_half_extents_ok(vec3 s);
 
-/* A shot's ray (s->ray, unit, reach) from its origin and direction
+/* A shot's ray (s->ray, s->unit) from its origin and direction
  * (read_vec3's values) and max_distance (> 0; NULL: none, tmax INFINITY),
  * cast as qray_init casts a mesh ray. 0, or -1 when the direction is zero. */
 int wf_shot_ray(const double o[3], const double d[3], const double *max_distance,

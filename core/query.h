@@ -25,6 +25,7 @@ struct qray {
 	double unit;		/* |ray.dir|: world distance per unit of t (1: t is the distance) */
 	double length;		/* segments: |end - start| in double; rays: 0 */
 };
+
 /* A hit in world space. */
 struct world_hit {
 	float distance;		/* world units along the ray (the core's t) */
