@@ -264,9 +264,14 @@ static int opt_set(struct config *cfg, const struct opt *o, const char *who,
 		return 0;
 	case OPT_KEY:
 		if (!key_valid(value)) {
+			size_t n = strlen(value);
+
+			/* a key file read whole (a Kubernetes secret made with
+			 * --from-file, $(cat key)) keeps its line end */
 			snprintf(err, errlen,
-				 "%s: must be 1-%d printable ASCII characters without spaces", who,
-				 KEY_MAX);
+				 "%s: must be 1-%d printable ASCII characters without spaces%s", who,
+				 KEY_MAX, n && (value[n - 1] == '\n' || value[n - 1] == '\r') ?
+				 " (it ends with a line break: a key file read with its newline?)" : "");
 			return -1;
 		}
 		*(const char **)field = value;

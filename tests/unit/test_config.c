@@ -378,6 +378,8 @@ static const struct bad_case bad_cases[] = {
 	{ { NULL }, "COLLISIOND_HTTP_ENGINE=foo", "COLLISIOND_HTTP_ENGINE (--http-engine): 'foo'" },
 	{ { NULL }, "COLLISIOND_READ_KEY=abc", "COLLISIOND_READ_KEY (--read-key): needs --api-key" },
 	{ { "--tls-key", "/k.pem" }, NULL, "--tls-key: needs --tls-cert" },
+	/* a key read from a file with its newline: the message says so */
+	{ { NULL }, "COLLISIOND_API_KEY=s3cret\n", "ends with a line break" },
 	/* a Kubernetes service link: the message says how to avoid it */
 	{ { NULL }, "COLLISIOND_PORT=tcp://10.96.0.10:8080", "enableServiceLinks: false" },
 };
