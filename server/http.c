@@ -102,6 +102,7 @@ int http_start(const struct http_params *p, struct http_server **out, char *err,
 	memset(s, 0, sizeof(*s));
 	s->p = *p;
 	atomic_init(&s->draining, 0);
+	pthread_mutex_init(&s->mhd_log_lock, NULL);
 	s->api_key = cfg->api_key;
 	s->api_key_len = cfg->api_key ? strlen(cfg->api_key) : 0;
 	s->read_key = cfg->read_key;
@@ -113,12 +114,14 @@ int http_start(const struct http_params *p, struct http_server **out, char *err,
 	s->body_rate = cfg->min_body_rate;
 	if (conn_watch_start(&s->watch, p->log, http_linger_limit())) {
 		snprintf(err, errlen, "cannot start the connection deadline thread");
+		pthread_mutex_destroy(&s->mhd_log_lock);
 		free(s);
 		return -1;
 	}
 	rc = use_epoll(cfg) ? http_ev_start(s, err, errlen) : http_mhd_start(s, err, errlen);
 	if (rc) {
 		conn_watch_stop(&s->watch);
+		pthread_mutex_destroy(&s->mhd_log_lock);
 		free(s);
 		return -1;
 	}
@@ -144,5 +147,6 @@ void http_stop(struct http_server *s, unsigned grace_ms)
 	else
 		http_mhd_stop(s, grace_ms);
 	conn_watch_stop(&s->watch);
+	pthread_mutex_destroy(&s->mhd_log_lock);
 	free(s);
 }

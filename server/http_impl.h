@@ -54,6 +54,11 @@ struct http_server {
 	uint64_t body_ns;		/* --body-timeout */
 	uint64_t body_rate;		/* --min-body-rate, bytes/s; 0 = none */
 	struct conn_watch watch;
+	/* libmicrohttpd's messages (one per plain-HTTP client on the TLS port,
+	 * per client gone mid-request): at most MHD_LOG_BURST a window */
+	pthread_mutex_t mhd_log_lock;
+	uint64_t mhd_log_window;	/* start of the window, ns */
+	unsigned mhd_log_count, mhd_log_dropped;
 };
 
 struct request {

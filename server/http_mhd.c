@@ -347,12 +347,48 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	http_in_flight_add(s, -1);
 }
 
+/* libmicrohttpd's messages let through per MHD_LOG_WINDOW_NS: a client
+ * speaking plain HTTP to the TLS port, or leaving mid-request, is one each,
+ * so a flood of them must not become a flood of log lines */
+#define MHD_LOG_BURST 20
+#define MHD_LOG_WINDOW_NS (10 * 1000000000ull)
+
+/* 1 when this message may be written; *dropped: those held back in the
+ * window that just ended (to be said once). */
+static int mhd_log_allowed(struct http_server *s, unsigned *dropped)
+{
+	uint64_t now = now_ns();
+	int ok;
+
+	pthread_mutex_lock(&s->mhd_log_lock);
+	*dropped = 0;
+	if (now - s->mhd_log_window >= MHD_LOG_WINDOW_NS) {
+		*dropped = s->mhd_log_dropped;
+		s->mhd_log_window = now;
+		s->mhd_log_count = 0;
+		s->mhd_log_dropped = 0;
+	}
+	ok = s->mhd_log_count < MHD_LOG_BURST;
+	if (ok)
+		s->mhd_log_count++;
+	else
+		s->mhd_log_dropped++;
+	pthread_mutex_unlock(&s->mhd_log_lock);
+	return ok;
+}
+
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct http_server *s = cls;
+	unsigned dropped;
 	char msg[512];
 	size_t n;
 
+	if (!mhd_log_allowed(s, &dropped))
+		return;
+	if (dropped)	/* the window before: said with the next message */
+		log_msg(s->p.log, LOG_WARN, "libmicrohttpd: %u more messages in the last %llu s not shown",
+			dropped, MHD_LOG_WINDOW_NS / 1000000000ull);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	n = strlen(msg);
 	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))

@@ -43,6 +43,25 @@ test_expect 'plain http to the TLS port gets no answer' '
 test_expect 'the daemon still serves https after the plain attempt' '
 	expect 200 GET /healthz
 '
+# Each plain-HTTP client on the TLS port is one libmicrohttpd message: 200
+# of them must not be 200 log lines (at most 20 per 10 s, the rest counted).
+test_expect '200 plain-HTTP clients on the TLS port: at most 20 libmicrohttpd lines logged' '
+	before=$(grep -c "libmicrohttpd:" "$TMP/daemon.log") &&
+	python3 - "$PORT" <<"PY" &&
+import socket, sys
+for _ in range(200):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    try:
+        s.recv(100)
+    except OSError:
+        pass
+    s.close()
+PY
+	sleep 0.5 && after=$(grep -c "libmicrohttpd:" "$TMP/daemon.log") &&
+	echo "libmicrohttpd lines: $before before, $after after" && [ $((after - before)) -le 20 ] &&
+	expect 200 GET /healthz
+'
 test_expect 'a port in use, with a good certificate and key, still exits 1 naming the port' '
 	rc=0; timeout $((10 * TIME_SCALE)) "$DAEMON" --bind 127.0.0.1 --port "$PORT" \
 		--tls-cert "$TMP/cert.pem" --tls-key "$TMP/key.pem" >"$TMP/err" 2>&1 || rc=$?
