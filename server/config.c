@@ -355,17 +355,11 @@ static const struct opt *opt_find(const char *name, size_t n)
 	return NULL;
 }
 
-/* How the operator set the option at field off: "--name", or
- * "COLLISIOND_NAME (--name)" when its variable did (into buf). */
-static const char *who_set(const struct config *cfg, size_t off, char *buf, size_t len)
+/* option i as the operator set it, into buf (who_set, config_who) */
+static const char *who_opt(const struct config *cfg, size_t i, char *buf, size_t len)
 {
 	char env[64];
-	size_t i;
 
-	for (i = 0; i < NOPTS && opts[i].off != off; i++)
-		;
-	if (i == NOPTS)
-		return "?";
 	if (cfg->from_env >> i & 1) {
 		env_name(opts[i].name, env, sizeof(env));
 		snprintf(buf, len, "%s (--%s)", env, opts[i].name);
@@ -373,6 +367,24 @@ static const char *who_set(const struct config *cfg, size_t off, char *buf, size
 		snprintf(buf, len, "--%s", opts[i].name);
 	}
 	return buf;
+}
+
+/* How the operator set the option at field off: "--name", or
+ * "COLLISIOND_NAME (--name)" when its variable did (into buf). */
+static const char *who_set(const struct config *cfg, size_t off, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < NOPTS && opts[i].off != off; i++)
+		;
+	return i < NOPTS ? who_opt(cfg, i, buf, len) : "?";
+}
+
+const char *config_who(const struct config *cfg, const char *flag, char *buf, size_t len)
+{
+	const struct opt *o = opt_find(flag, strlen(flag));
+
+	return o ? who_opt(cfg, (size_t)(o - opts), buf, len) : flag;
 }
 
 static int check_combinations(const struct config *cfg, char *err, size_t errlen)

@@ -83,6 +83,10 @@ void config_defaults(struct config *cfg);
 enum config_result config_parse(struct config *cfg, int argc, char *const argv[],
 				char *const envp[], char *err, size_t errlen);
 
+/* What set the option --flag (flag without the dashes), for messages:
+ * "--flag", or "COLLISIOND_FLAG (--flag)" when its variable did (into buf). */
+const char *config_who(const struct config *cfg, const char *flag, char *buf, size_t len);
+
 /* Read the --tls-cert / --tls-key PEM files into cfg (no-op without TLS).
  * 0, or -1 with err naming the flag and the file's problem. */
 int config_load_files(struct config *cfg, char *err, size_t errlen);

@@ -247,19 +247,19 @@ static const struct store_backend_ops dir_ops = {
  * next start would lose acknowledged writes. The file holds the holder's
  * pid, for the message. The fd, or -1 with err set.
  */
-static int lock_dir(const char *dir, char *err, size_t errlen)
+static int lock_dir(const char *dir, const char *who, char *err, size_t errlen)
 {
 	char path[PATH_MAX], pid[32] = "";
 	ssize_t n;
 	int fd;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/.lock", dir) >= sizeof(path)) {
-		snprintf(err, errlen, "--data-dir: '%s' is too long a path", dir);
+		snprintf(err, errlen, "%s: '%s' is too long a path", who, dir);
 		return -1;
 	}
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		snprintf(err, errlen, "--data-dir: cannot open '%s': %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: cannot open '%s': %s", who, path, strerror(errno));
 		return -1;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
@@ -269,11 +269,11 @@ static int lock_dir(const char *dir, char *err, size_t errlen)
 		pid[n > 0 ? n : 0] = '\0';
 		pid[strcspn(pid, "\n")] = '\0';
 		if (busy)
-			snprintf(err, errlen, "--data-dir: '%s' is in use by another collisiond%s%s%s "
-				 "(one process per directory)", dir, *pid ? " (pid " : "", pid,
+			snprintf(err, errlen, "%s: '%s' is in use by another collisiond%s%s%s "
+				 "(one process per directory)", who, dir, *pid ? " (pid " : "", pid,
 				 *pid ? ")" : "");
 		else
-			snprintf(err, errlen, "--data-dir: cannot lock '%s': %s", path, strerror(errno));
+			snprintf(err, errlen, "%s: cannot lock '%s': %s", who, path, strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -285,26 +285,27 @@ static int lock_dir(const char *dir, char *err, size_t errlen)
 	return fd;
 }
 
-int store_dir_open(struct store_backend *b, const char *dir, char *err, size_t errlen)
+int store_dir_open(struct store_backend *b, const char *dir, const char *who, char *err,
+		   size_t errlen)
 {
 	struct store_dir *d;
 	struct stat st;
 
 	if (mkdir(dir, 0755) && errno != EEXIST) {
-		snprintf(err, errlen, "--data-dir: cannot create '%s': %s", dir, strerror(errno));
+		snprintf(err, errlen, "%s: cannot create '%s': %s", who, dir, strerror(errno));
 		return -1;
 	}
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, R_OK | W_OK | X_OK)) {
-		snprintf(err, errlen, "--data-dir: '%s' is not a writable directory", dir);
+		snprintf(err, errlen, "%s: '%s' is not a writable directory", who, dir);
 		return -1;
 	}
 	d = calloc(1, sizeof(*d));
 	if (!d || !(d->dir = strdup(dir))) {
 		free(d);
-		snprintf(err, errlen, "--data-dir: out of memory");
+		snprintf(err, errlen, "%s: out of memory", who);
 		return -1;
 	}
-	d->lock_fd = lock_dir(dir, err, errlen);
+	d->lock_fd = lock_dir(dir, who, err, errlen);
 	if (d->lock_fd < 0) {
 		free(d->dir);
 		free(d);

@@ -19,9 +19,11 @@
 
 struct store_backend;
 
-/* Back b (store_backend_init'ed) with dir, created if missing (one level).
- * 0, or -1 with err naming --data-dir. */
-int store_dir_open(struct store_backend *b, const char *dir, char *err, size_t errlen);
+/* Back b (store_backend_init'ed) with dir, created if missing (one level),
+ * and locked for this process (DIR/.lock). 0, or -1 with err starting with
+ * who (what set dir: "--data-dir", or its variable; config_who). */
+int store_dir_open(struct store_backend *b, const char *dir, const char *who, char *err,
+		   size_t errlen);
 
 /* Load every file now, in the calling thread (what the loader runs); files
  * that are corrupt, not regular, over max_triangles or over max_meshes are

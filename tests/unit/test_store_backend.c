@@ -47,7 +47,7 @@ static void open_dir(struct store_backend *b, struct store *s, size_t max_meshes
 	char err[160];
 
 	ck_assert_int_eq(store_backend_init(b, s, 0, max_meshes, NULL, NULL, NULL), 0);
-	ck_assert_int_eq(store_dir_open(b, tmpdir, err, sizeof(err)), 0);
+	ck_assert_int_eq(store_dir_open(b, tmpdir, "--data-dir", err, sizeof(err)), 0);
 }
 
 /* ---- the mesh form ----------------------------------------------------- */
@@ -316,7 +316,7 @@ START_TEST(test_dir_loader_thread)
 	ck_assert_int_eq(store_new(&s), CORE_OK);
 	atomic_init(&ready, 0);
 	ck_assert_int_eq(store_backend_init(&b, s, 0, 0, NULL, NULL, &ready), 0);
-	ck_assert_int_eq(store_dir_open(&b, tmpdir, err, sizeof(err)), 0);
+	ck_assert_int_eq(store_dir_open(&b, tmpdir, "--data-dir", err, sizeof(err)), 0);
 	ck_assert_int_eq(store_backend_start(&b), 0);
 	for (i = 0; i < 200 && !atomic_load(&ready); i++)
 		usleep(10000);
@@ -333,8 +333,12 @@ START_TEST(test_dir_open_refuses_file)
 	char err[160];
 
 	ck_assert_int_eq(store_backend_init(&b, NULL, 0, 0, NULL, NULL, NULL), 0);
-	ck_assert_int_eq(store_dir_open(&b, "/dev/null", err, sizeof(err)), -1);
+	ck_assert_int_eq(store_dir_open(&b, "/dev/null", "--data-dir", err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "--data-dir"));
+	/* set by its variable: the message names it */
+	ck_assert_int_eq(store_dir_open(&b, "/dev/null", "COLLISIOND_DATA_DIR (--data-dir)", err,
+					sizeof(err)), -1);
+	ck_assert_msg(strncmp(err, "COLLISIOND_DATA_DIR (--data-dir): ", 34) == 0, "%s", err);
 	store_backend_close(&b);
 }
 END_TEST
