@@ -157,7 +157,6 @@ void config_defaults(struct config *cfg)
 	cfg->header_timeout = 60;	/* nginx client_header_timeout */
 	cfg->body_timeout = 60;
 	cfg->min_body_rate = 32 << 10;
-	cfg->store_who = "--store";
 }
 
 int config_parse_size(const char *s, uint64_t *out)
@@ -425,7 +424,7 @@ static int check_combinations(const struct config *cfg, char *err, size_t errlen
 		char why[160];
 
 		if (store_redis_parse_url(cfg->store, NULL, &u, why, sizeof(why))) {
-			snprintf(err, errlen, "%s: %s", cfg->store_who, why);
+			snprintf(err, errlen, "%s: %s", who_set(cfg, F(store), a, sizeof(a)), why);
 			return -1;
 		}
 	}
@@ -463,10 +462,6 @@ enum config_result config_parse(struct config *cfg, int argc, char *const argv[]
 		if (opt_set(cfg, &opts[i], flag, v, err, errlen))
 			return CONFIG_ERROR;
 		cfg->from_env |= (uint64_t)1 << i;
-		/* --store's messages, here and from Redis at start-up, name
-		 * the variable the URL came from */
-		if (opts[i].off == F(store))
-			cfg->store_who = "COLLISIOND_STORE (--store)";
 	}
 
 	for (a = 1; a < argc; a++) {
@@ -500,8 +495,6 @@ enum config_result config_parse(struct config *cfg, int argc, char *const argv[]
 		if (opt_set(cfg, o, who, value, err, errlen))
 			return CONFIG_ERROR;
 		cfg->from_env &= ~((uint64_t)1 << (o - opts));
-		if (o->off == F(store))
-			cfg->store_who = "--store";
 	}
 
 	if (check_combinations(cfg, err, errlen))

@@ -52,8 +52,6 @@ struct config {
 
 	/* replicas (store_redis.h): NULL when meshes are not kept in Redis */
 	const char *store;		/* redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] */
-	const char *store_who;		/* what set store, for messages: "--store" or
-					 * "COLLISIOND_STORE (--store)" (static) */
 	const char *store_password;	/* overrides the URL's; NULL: none */
 
 	char *tls_cert_pem;		/* owned; filled by config_load_files */

@@ -575,14 +575,15 @@ START_TEST(test_config_store_who)
 	const char *argv2[] = { "collisiond", "--store", "redis://r:1?x", NULL };
 	const char *env1[] = { "COLLISIOND_STORE=redis://:s3cret@r?timeout=1", NULL };
 	const char *env2[] = { "COLLISIOND_STORE=redis://r", NULL };
+	char who[80];
 
 	ck_assert_int_eq(config_parse(&cfg, 1, (char *const *)argv1, NULL, err, sizeof(err)), CONFIG_OK);
-	ck_assert_str_eq(cfg.store_who, "--store");
+	ck_assert_str_eq(config_who(&cfg, "store", who, sizeof(who)), "--store");
 	ck_assert_int_eq(config_parse(&cfg, 1, (char *const *)argv1, (char *const *)env1, err, sizeof(err)), CONFIG_ERROR);
 	ck_assert_msg(strncmp(err, "COLLISIOND_STORE (--store): ", 28) == 0, "%s", err);
 	ck_assert_ptr_null(strstr(err, "s3cret"));
 	ck_assert_int_eq(config_parse(&cfg, 1, (char *const *)argv1, (char *const *)env2, err, sizeof(err)), CONFIG_OK);
-	ck_assert_str_eq(cfg.store_who, "COLLISIOND_STORE (--store)");
+	ck_assert_str_eq(config_who(&cfg, "store", who, sizeof(who)), "COLLISIOND_STORE (--store)");
 	ck_assert_int_eq(config_parse(&cfg, 3, (char *const *)argv2, (char *const *)env2, err, sizeof(err)), CONFIG_ERROR);
 	ck_assert_msg(strncmp(err, "--store: ", 9) == 0, "%s", err);
 }
