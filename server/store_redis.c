@@ -68,12 +68,21 @@ static void set_state(struct store_backend *b, int up)
 		atomic_store(&b->metrics->store_state, up ? 2 : 1);
 }
 
-/* An error Redis answers only for a while (a script past its time limit,
- * the data set still loading): waited out, unlike a refused password or
- * database. */
-static int reply_transient(const redisReply *rep)
+/* An error that retrying cannot mend: a wrong password or user, one with
+ * no right to this, a database that does not exist. Anything else (a
+ * script past its time limit, the data set loading, all client slots
+ * taken, ...) is waited out, as a Redis that is not up is. */
+static int reply_refusal(const redisReply *rep)
 {
-	return strncmp(rep->str, "BUSY", 4) == 0 || strncmp(rep->str, "LOADING", 7) == 0;
+	static const char *const permanent[] = {
+		"WRONGPASS", "NOAUTH", "NOPERM", "ERR invalid password", "ERR AUTH",
+		"ERR Client sent AUTH", "ERR DB index", "ERR invalid DB index",
+	};
+
+	for (size_t i = 0; i < sizeof(permanent) / sizeof(permanent[0]); i++)
+		if (strncmp(rep->str, permanent[i], strlen(permanent[i])) == 0)
+			return 1;
+	return 0;
 }
 
 redisContext *store_redis_connect(struct store_redis *r, char *why, size_t len, int *refused)
@@ -110,7 +119,7 @@ redisContext *store_redis_connect(struct store_redis *r, char *why, size_t len, 
 	return c;
 
 out_fail:
-	if (refused && rep && !reply_transient(rep))
+	if (refused && rep && rep->type == REDIS_REPLY_ERROR && reply_refusal(rep))
 		*refused = 1;
 	if (rep)
 		freeReplyObject(rep);
@@ -335,7 +344,7 @@ static void *watch_main(void *arg)
 		} else if (rep && rep->type == REDIS_REPLY_ERROR) {
 			/* with no password, a Redis that wants one says so here */
 			snprintf(why, sizeof(why), "SUBSCRIBE: %s", rep->str);
-			refused = strncmp(rep->str, "NOAUTH", 6) == 0;
+			refused = reply_refusal(rep);
 		} else if (sub && !why[0]) {
 			snprintf(why, sizeof(why), "SUBSCRIBE: %s", sub->errstr[0] ? sub->errstr :
 				 "refused");

@@ -96,4 +96,26 @@ test_expect 'Redis busy with a script at start: the daemon waits, and is ready o
 	expect 503 GET /readyz && rcli script kill | grep -q OK &&
 	wait_ready && stop_daemon && [ "$daemon_rc" = 0 ]
 '
+# Every client slot taken (maxclients): Redis answers any new connection
+# "ERR max number of clients reached", for now only: waited for (it once
+# ended the daemon as if the password were wrong).
+rcli config set maxclients 1 >/dev/null
+python3 - "$RPORT" "$PASS" >"$TMP/holder.out" 2>&1 <<"PY" &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+pw = sys.argv[2].encode()
+s.sendall(b"*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n" % (len(pw), pw))
+s.recv(100)
+print("holding", flush=True)
+time.sleep(2.5)  # then the slot is free again
+PY
+holder=$!
+all_pids="$all_pids $holder"
+for ((k = 0; k < 50; k++)); do grep -q holding "$TMP/holder.out" && break; sleep 0.1; done
+start_daemon_bg "$STORE/1"
+test_expect 'every Redis client slot taken at start: the daemon waits, and is ready once one is free' '
+	sleep 1 && kill -0 "$PID" && grep -q "max number of clients" "$TMP/daemon.log" &&
+	wait "$holder"; rcli config set maxclients 10000 | grep -q OK && wait_ready &&
+	stop_daemon && [ "$daemon_rc" = 0 ]
+'
 test_done
