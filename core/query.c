@@ -49,6 +49,10 @@ int qray_as_given(struct qray *r, vec3 origin, const double d[3], float tmax)
 	r->ray.tmax = (float)p;
 	if ((double)r->ray.tmax > p)
 		r->ray.tmax = nextafterf(r->ray.tmax, 0);
+	/* a limit under the smallest float step (max_distance 1e-45) is still
+	 * a limit: a zero one would make the ray invalid (a 400) */
+	if (!(r->ray.tmax > 0))
+		r->ray.tmax = FLT_TRUE_MIN;
 	return 1;
 }
 

@@ -38,12 +38,13 @@ static void raise_fd_limit(void)
 	}
 }
 
-/* 1 when SIGHUP is ignored as we start (nohup, or a parent's choice). */
-static int hup_ignored(void)
+/* 1 when sig is ignored as we start: SIGHUP under nohup, SIGINT in a
+ * background job of a non-interactive shell; the parent's choice holds. */
+static int ignored_at_start(int sig)
 {
 	struct sigaction sa;
 
-	return sigaction(SIGHUP, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
+	return sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
 }
 
 static void on_second_signal(int sig)
@@ -67,7 +68,8 @@ static void stop_now_on_second_signal(const sigset_t *sigs)
 	sa.sa_handler = on_second_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	if (sigismember(sigs, SIGINT))
+		sigaction(SIGINT, &sa, NULL);
 	if (sigismember(sigs, SIGHUP))
 		sigaction(SIGHUP, &sa, NULL);
 	pthread_sigmask(SIG_UNBLOCK, sigs, NULL);
@@ -233,12 +235,13 @@ int main(int argc, char **argv)
 	/* Before any thread exists, so that all of them inherit the mask. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
+	if (!ignored_at_start(SIGINT))
+		sigaddset(&sigs, SIGINT);
 	/* the terminal of `make run` closing: a stop like the others (it once
 	 * killed the daemon at once, requests in flight and buffered access
 	 * lines lost); there is nothing to reload. Unless it was ignored when
 	 * we started (nohup): then it stays ignored, as asked. */
-	if (!hup_ignored())
+	if (!ignored_at_start(SIGHUP))
 		sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);

@@ -238,19 +238,20 @@ test_expect '--access-log=off: no access line, start and stop lines kept' '
 	expect 200 GET /healthz && stop_daemon && ! grep -q "access method=" "$TMP/daemon.log" &&
 	grep -q "stopped" "$TMP/daemon.log"
 '
-# Started under nohup (SIGHUP ignored), the daemon keeps it ignored: the
-# terminal closing must not stop it (it once always waited for SIGHUP).
+# Started under nohup (SIGHUP ignored), or as a background job of a script
+# (SIGINT ignored), the daemon keeps them ignored: the terminal closing must
+# not stop it (it once always waited for both).
 hup_ignored_daemon() {
 	PORT=$(free_port)
 	URL=http://127.0.0.1:$PORT
-	bash -c 'trap "" HUP; exec "$0" "$@"' "$DAEMON" --bind 127.0.0.1 --port "$PORT" \
+	bash -c 'trap "" HUP INT; exec "$0" "$@"' "$DAEMON" --bind 127.0.0.1 --port "$PORT" \
 		--log-level warn >>"$TMP/daemon.log" 2>&1 &
 	PID=$!
 	all_pids="$all_pids $PID"
 	wait_ready
 }
-test_expect 'SIGHUP ignored at start (nohup) stays ignored; SIGTERM still stops it' '
-	hup_ignored_daemon && kill -HUP "$PID" && sleep 0.5 && kill -0 "$PID" &&
+test_expect 'SIGHUP and SIGINT ignored at start (nohup, a background job) stay ignored; SIGTERM still stops it' '
+	hup_ignored_daemon && kill -HUP "$PID" && kill -INT "$PID" && sleep 0.5 && kill -0 "$PID" &&
 	expect 200 GET /healthz && stop_daemon TERM && [ "$daemon_rc" = 0 ]
 '
 # During the graceful stop (up to 10 s for requests in flight), a second

@@ -620,6 +620,12 @@ START_TEST(test_max_distance_any_length)
 				ck_assert_double_eq(num(j, "distance"), dist);
 			cJSON_Delete(j);
 		}
+		/* a limit under the float step once gave 400 (a zero limit) */
+		snprintf(body, sizeof(body), fmt, 20, dz[s], 1e-45);
+		call("POST", "/v1/meshes/s/raycast", body, strlen(body), &r);
+		ck_assert_msg(r.status == 200 && strstr(r.body.data, "\"hit\":false"), "%s: %d %s", body,
+			      r.status, r.body.data);
+		api_response_release(&r);
 	}
 }
 END_TEST
