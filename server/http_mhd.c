@@ -538,7 +538,7 @@ void http_mhd_stop(struct http_server *s, unsigned grace_ms)
 	 * still listened, the kernel queued them unanswered until the drain
 	 * ended (up to grace_ms), then they were reset. shutdown, not close:
 	 * libmicrohttpd's threads may use the descriptor until MHD_stop_daemon
-	 * (microhttpd.h, MHD_quiesce_daemon); on Linux shutdown(SHUT_RD) stops
+	 * (microhttpd.h, MHD_quiesce_daemon); on Linux shutdown stops
 	 * a listening socket and resets what it had queued. */
 	if (lsock != MHD_INVALID_SOCKET)
 		shutdown(lsock, SHUT_RDWR);
