@@ -173,6 +173,8 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 		if (sigwait(sigs, &sig) != 0)
 			sig = SIGTERM;
 	} while (sig != SIGTERM && sig != SIGINT && sig != SIGHUP);
+	if (have_backend)
+		atomic_store(&backend.stopping, 1);	/* its own SIGTERM is not a second */
 	stop_now_on_second_signal(sigs);
 	if (have_backend && atomic_load(&backend.failed)) {
 		status = 2;	/* the store refused --store's settings (logged) */

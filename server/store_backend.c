@@ -32,6 +32,7 @@ int store_backend_init(struct store_backend *b, struct store *store, size_t max_
 	memset(b, 0, sizeof(*b));
 	atomic_init(&b->cancel, 0);
 	atomic_init(&b->failed, 0);
+	atomic_init(&b->stopping, 0);
 	b->store = store;
 	b->max_triangles = max_triangles;
 	b->max_meshes = max_meshes;
@@ -147,5 +148,6 @@ int store_backend_sleep(struct store_backend *b, unsigned ms)
 void store_backend_fail(struct store_backend *b)
 {
 	atomic_store(&b->failed, 1);
-	kill(getpid(), SIGTERM);
+	if (!atomic_load(&b->stopping))
+		kill(getpid(), SIGTERM);
 }

@@ -76,6 +76,7 @@ struct store_backend {
 	atomic_int *ready;		/* set to 1 when loaded; may be NULL */
 	atomic_int cancel;		/* set by store_backend_close */
 	atomic_int failed;		/* set by store_backend_fail */
+	atomic_int stopping;		/* set by the owner once it stops for a signal */
 	pthread_mutex_t locks[STORE_BACKEND_LOCKS];
 };
 
@@ -122,7 +123,9 @@ int store_backend_sleep(struct store_backend *b, unsigned ms);
  * database), once it has logged why: set b->failed and send the process
  * SIGTERM. The owner blocks SIGTERM in every thread and waits for it
  * (main.c's sigwait), then stops as for any SIGTERM and, seeing b->failed,
- * exits with status 2. The calling thread then ends.
+ * exits with status 2. No signal when the owner is already stopping
+ * (b->stopping): it would read as an operator's second one. The calling
+ * thread then ends.
  */
 void store_backend_fail(struct store_backend *b);
 
