@@ -404,7 +404,7 @@ static int check_combinations(const struct config *cfg, char *err, size_t errlen
 		return -1;
 	}
 	if (strcmp(cfg->http_engine, "epoll") == 0 && cfg->tls_cert) {
-		snprintf(err, errlen, "%s: epoll serves plain HTTP only; TLS (%s) needs mhd",
+		snprintf(err, errlen, "%s: epoll serves plain HTTP only, and %s asks for TLS: use mhd",
 			 who_set(cfg, F(http_engine), a, sizeof(a)), who_set(cfg, F(tls_cert), b, sizeof(b)));
 		return -1;
 	}

@@ -245,14 +245,17 @@ static const struct store_backend_ops dir_ops = {
  * on one directory (a shared volume in a rolling update) would each keep
  * serving what the other has since replaced or deleted on disk, and the
  * next start would lose acknowledged writes. The file holds the holder's
- * pid, for the message. The fd, or -1 with err set.
+ * pid, for the message. The fd, or -1 with err set. A file system without
+ * locks (some FUSE and network volumes) is served unlocked, *unlocked set
+ * to its errno (a warning for the caller to log).
  */
-static int lock_dir(const char *dir, const char *who, char *err, size_t errlen)
+static int lock_dir(const char *dir, const char *who, int *unlocked, char *err, size_t errlen)
 {
 	char path[PATH_MAX], pid[32] = "";
 	ssize_t n;
-	int fd;
+	int fd, e;
 
+	*unlocked = 0;
 	if ((size_t)snprintf(path, sizeof(path), "%s/.lock", dir) >= sizeof(path)) {
 		snprintf(err, errlen, "%s: '%s' is too long a path", who, dir);
 		return -1;
@@ -263,17 +266,19 @@ static int lock_dir(const char *dir, const char *who, char *err, size_t errlen)
 		return -1;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		int busy = errno == EWOULDBLOCK;
-
-		n = busy ? pread(fd, pid, sizeof(pid) - 1, 0) : -1;
+		e = errno;
+		if (e == ENOLCK || e == EOPNOTSUPP || e == ENOSYS || e == EINVAL) {
+			*unlocked = e;	/* no locks here: served as before */
+			return fd;
+		}
+		n = e == EWOULDBLOCK ? pread(fd, pid, sizeof(pid) - 1, 0) : -1;
 		pid[n > 0 ? n : 0] = '\0';
 		pid[strcspn(pid, "\n")] = '\0';
-		if (busy)
-			snprintf(err, errlen, "%s: '%s' is in use by another collisiond%s%s%s "
-				 "(one process per directory)", who, dir, *pid ? " (pid " : "", pid,
-				 *pid ? ")" : "");
+		if (e == EWOULDBLOCK)
+			snprintf(err, errlen, "%s: '%s' is in use by another collisiond%s%s: one "
+				 "process per directory", who, dir, *pid ? ", pid " : "", pid);
 		else
-			snprintf(err, errlen, "%s: cannot lock '%s': %s", who, path, strerror(errno));
+			snprintf(err, errlen, "%s: cannot lock '%s': %s", who, path, strerror(e));
 		close(fd);
 		return -1;
 	}
@@ -290,6 +295,7 @@ int store_dir_open(struct store_backend *b, const char *dir, const char *who, ch
 {
 	struct store_dir *d;
 	struct stat st;
+	int unlocked;
 
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		snprintf(err, errlen, "%s: cannot create '%s': %s", who, dir, strerror(errno));
@@ -305,12 +311,15 @@ int store_dir_open(struct store_backend *b, const char *dir, const char *who, ch
 		snprintf(err, errlen, "%s: out of memory", who);
 		return -1;
 	}
-	d->lock_fd = lock_dir(dir, who, err, errlen);
+	d->lock_fd = lock_dir(dir, who, &unlocked, err, errlen);
 	if (d->lock_fd < 0) {
 		free(d->dir);
 		free(d);
 		return -1;
 	}
+	if (unlocked)
+		dlog(b, LOG_WARN, "persist: %s cannot be locked (%s): nothing stops a second "
+		     "daemon on it", dir, strerror(unlocked));
 	b->impl = d;
 	b->ops = &dir_ops;
 	return 0;

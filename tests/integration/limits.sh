@@ -187,7 +187,7 @@ test_expect '--data-dir: a second daemon on the same directory exits 2 naming th
 	mkdir -p "$TMP/shared" && start_daemon --data-dir "$TMP/shared" &&
 	{ rc=0; timeout $((10 * TIME_SCALE)) "$DAEMON" --bind 127.0.0.1 --port "$(free_port)" \
 		--data-dir "$TMP/shared" >"$TMP/second.log" 2>&1 || rc=$?; } && cat "$TMP/second.log" &&
-	[ "$rc" = 2 ] && grep -q "in use by another collisiond (pid $PID)" "$TMP/second.log" &&
+	[ "$rc" = 2 ] && grep -q "in use by another collisiond, pid $PID: one process per directory" "$TMP/second.log" &&
 	jexpect 201 PUT /v1/meshes/held "$CUBE_JSON" && stop_daemon &&
 	start_daemon --data-dir "$TMP/shared" && expect 200 GET /v1/meshes/held
 '
