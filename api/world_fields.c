@@ -188,10 +188,10 @@ enum api_err wf_radius(const cJSON *v, const struct jpath *p, float *out, struct
 int wf_shot_ray(const double o[3], const double d[3], const double *max_distance,
 		struct world_shot *s)
 {
+	double m = fmax(fabs(d[0]), fmax(fabs(d[1]), fabs(d[2])));
 	struct qray q;
-	double u[3];
 
-	if (!dir_unit(d, u))
+	if (!(m > 0) || !isfinite(m))	/* zero, or not finite */
 		return -1;
 	qray_init(&q, vec3_from(o), d, max_distance ? tmax_from(*max_distance) : INFINITY);
 	s->ray = q.ray;

@@ -87,7 +87,7 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 	struct http_params hp;
 	atomic_int ready;
 	char err[256];
-	char who[80], store_who[80];	/* what set --data-dir, --store (messages) */
+	char who[80];			/* what set --store or --data-dir (messages) */
 	int sig, status = 1;
 
 	memset(&api, 0, sizeof(api));
@@ -135,11 +135,10 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 			log_msg(log, LOG_ERROR, "out of memory");
 			goto out_free_store;
 		}
-		if (cfg->store ? store_redis_open(&backend, cfg->store, cfg->store_password,
-						  config_who(cfg, "store", store_who, sizeof(store_who)),
-						  err, sizeof(err)) :
-				 store_dir_open(&backend, cfg->data_dir,
-					config_who(cfg, "data-dir", who, sizeof(who)), err, sizeof(err))) {
+		config_who(cfg, cfg->store ? "store" : "data-dir", who, sizeof(who));
+		if (cfg->store ? store_redis_open(&backend, cfg->store, cfg->store_password, who, err,
+						  sizeof(err)) :
+				 store_dir_open(&backend, cfg->data_dir, who, err, sizeof(err))) {
 			log_msg(log, LOG_ERROR, "%s", err);
 			status = 2;
 			goto out_close_persist;
