@@ -159,6 +159,10 @@ enum api_err wf_placement(const cJSON *v, const struct jpath *p, int allow_matri
 			return fail_at(f, API_INVALID_REQUEST, &ps, "must be 3 finite numbers");
 		if (sc[0] == 0 || sc[1] == 0 || sc[2] == 0)
 			return fail_at(f, API_INVALID_REQUEST, &ps, "components must not be zero");
+		/* a mesh hitbox keeps its scale as floats (snapshot.c) */
+		if (h && ((float)sc[0] == 0 || (float)sc[1] == 0 || (float)sc[2] == 0))
+			return fail_at(f, API_INVALID_REQUEST, &ps,
+				       "components must not be zero (nor round to zero as float32)");
 	}
 	if (xform_from_trs(pos, q, sc, xf) != CORE_OK)
 		return fail_at(f, API_INVALID_REQUEST, p, "not a valid placement");

@@ -13,21 +13,30 @@ static int layer_ok(uint32_t layer)
 	return layer < 32;
 }
 
+/* in scaled to unit length, first by a power of two that brings its largest
+ * component near 1 (exact, so an ordinary quaternion gives the same bits as
+ * without it), as xform_quat_matrix does: a quaternion of tiny components
+ * is one, not a zero refused when their squares underflow. */
 static int unit_quat(const double in[4], double out[4])
 {
-	double l = 0;
-	int i;
+	double q[4], big = 0, l = 0;
+	int i, e;
 
 	for (i = 0; i < 4; i++) {
 		if (!isfinite(in[i]))
 			return 0;
-		l += in[i] * in[i];
+		big = fmax(big, fabs(in[i]));
+	}
+	if (big == 0)
+		return 0;
+	frexp(big, &e);
+	for (i = 0; i < 4; i++) {
+		q[i] = ldexp(in[i], -e);
+		l += q[i] * q[i];
 	}
 	l = sqrt(l);
-	if (!(l > 0) || !isfinite(l))
-		return 0;
 	for (i = 0; i < 4; i++)
-		out[i] = in[i] / l;
+		out[i] = q[i] / l;
 	return 1;
 }
 

@@ -229,6 +229,8 @@ test_expect '400 invalid_request names the field' '
 	errcode invalid_request "entities[0].hitboxes[1].id" &&
 	jexpect 400 POST $W/snapshots "{\"tick\": 901, \"time_ms\": 9001, \"entities\": [{\"id\": \"a\", \"hitboxes\": [{\"id\": \"h\", \"shape\": \"mesh\", \"mesh\": \"box\", \"transform\": {\"matrix\": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1]}}]}]}" &&
 	errcode invalid_request "entities[0].hitboxes[0].transform.matrix" &&
+	jexpect 400 POST $W/snapshots "{\"tick\": 901, \"time_ms\": 9001, \"entities\": [{\"id\": \"a\", \"hitboxes\": [{\"id\": \"h\", \"shape\": \"mesh\", \"mesh\": \"box\", \"transform\": {\"scale\": [1e-46, 1, 1]}}]}]}" &&
+	errcode invalid_request "entities[0].hitboxes[0].transform.scale: components must not be zero" &&
 	jexpect 400 POST $W/snapshots "{\"tick\": -1, \"time_ms\": 9001, \"entities\": []}" && errcode invalid_request "tick" &&
 	jexpect 400 POST $W/snapshots "{\"tick\": 9007199254740993, \"time_ms\": 9001, \"entities\": []}" &&
 	errcode invalid_request "tick: must be an integer in [0, 2^53 - 1]" &&

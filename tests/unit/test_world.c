@@ -614,6 +614,59 @@ START_TEST(test_ingest_errors)
 }
 END_TEST
 
+/* A rotation is any non-zero quaternion, however small its components
+ * (API.md's conventions): a plank turned 90 degrees about z, as a box and as
+ * a mesh hitbox, given at unit length and scaled down until the squares of
+ * its components underflow. Each is taken (one of 1e-200 was refused as
+ * invalid: its length was taken without scaling, and came to 0) and answers
+ * exactly as at unit length. */
+START_TEST(test_tiny_quaternions)
+{
+	static const double scales[] = { 1, 1e-100, 1e-160, 1e-200, 1e-300 };
+	const double c45 = cos(M_PI / 4), s45 = sin(M_PI / 4);
+	/* along +z from (x, y, -10): the turned plank reaches y 1.5, not x 1.5 */
+	static const float xy[4][2] = { { 0, 1.5f }, { 1.5f, 0 }, { 0, 11.5f }, { 1.5f, 10 } };
+	float t_unit[4] = { 0 };
+	struct store *s;
+	size_t k, j;
+
+	ck_assert_int_eq(store_new(&s), CORE_OK);
+	put(s, "crate", cube_mesh(1));
+	for (k = 0; k < sizeof(scales) / sizeof(scales[0]); k++) {
+		double q = scales[k];
+		struct hitbox_in h[2] = { hb_box("plank", v3(0, 0, 0), v3(2, 0.5f, 1), c45 * q, 0, 0,
+						 s45 * q),
+					  hb_mesh("door", "crate", v3(0, 10, 0)) };
+		struct entity_in e = { "p", 0, h, 2 };
+		struct world *w = new_world(s, NULL, 0, NULL);
+		struct world_fail f;
+
+		h[1].size = v3(2, 0.5f, 1);
+		h[1].rot[0] = c45 * q;
+		h[1].rot[3] = s45 * q;
+		ck_assert_msg(world_ingest(w, 1, 0, &e, 1, &f) == CORE_OK, "scale %g refused", q);
+		for (j = 0; j < 4; j++) {
+			struct world_shot sh = shot_at(xy[j][0], xy[j][1], -10, 0, 0, 1);
+			struct world_shot_hit hit;
+			int got = shoot(w, &sh, &hit, NULL);
+
+			ck_assert_msg(got == (j % 2 == 0), "scale %g, shot %zu: got %d", q, j, got);
+			if (!got)
+				continue;
+			ck_assert_str_eq(hit.hitbox, j < 2 ? "plank" : "door");
+			if (k == 0)
+				t_unit[j] = hit.t;
+			ck_assert_msg(hit.t == t_unit[j], "scale %g, shot %zu: t %.9g, not %.9g", q, j,
+				      hit.t, t_unit[j]);
+		}
+		world_unref(w);
+	}
+	ck_assert_float_eq_tol(t_unit[0], 9, 1e-5);
+	ck_assert_float_eq_tol(t_unit[2], 9, 1e-5);
+	store_free(s);
+}
+END_TEST
+
 /* Duplicate hitbox ids, found pair by pair (up to 64) or by sorting: the
  * reported hitbox is the second index of the smallest duplicated id,
  * checked against a plain quadratic oracle for random entities of 2 to 150
@@ -1037,6 +1090,7 @@ static Suite *world_suite(void)
 	tcase_add_test(tc, test_existence_and_teleport);
 	tcase_add_test(tc, test_filters_and_merge);
 	tcase_add_test(tc, test_ingest_errors);
+	tcase_add_test(tc, test_tiny_quaternions);
 	tcase_add_test(tc, test_history_bounds);
 	tcase_add_test(tc, test_world_new_errors);
 	tcase_add_test(tc, test_mesh_replace_and_delete);
