@@ -24,9 +24,9 @@ uint64_t http_decimal_u64(const char *s)
 	return v;
 }
 
-/* A Host value: host[:port] as RFC 3986 spells them (reg-name, IPv4, or an
- * IP literal in brackets), by its bytes; empty is allowed (RFC 9112 3.2). */
-static int host_ok(const char *v)
+/* A Host value v[0..n): host[:port] as RFC 3986 spells them (reg-name, IPv4,
+ * or an IP literal in brackets), by its bytes; empty is allowed (RFC 9112 3.2). */
+static int host_ok(const char *v, size_t n)
 {
 	static const unsigned char ok[256] = {
 		['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1,
@@ -35,10 +35,30 @@ static int host_ok(const char *v)
 		[';'] = 1, ['='] = 1, [':'] = 1, ['['] = 1, [']'] = 1,
 	};
 
-	for (; *v; v++)
-		if (!ok[(unsigned char)*v])
+	for (size_t i = 0; i < n; i++)
+		if (!ok[(unsigned char)v[i]])
 			return 0;
 	return 1;
+}
+
+/* v[0..n) is the token tok, in any case. */
+static int value_is(const char *v, size_t n, const char *tok)
+{
+	return v && n == strlen(tok) && strncasecmp(v, tok, n) == 0;
+}
+
+/* The length of v without the blanks that end it. */
+static size_t trimmed_len(const char *v, size_t n)
+{
+	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	return n;
+}
+
+/* The value kept earlier (blanks may end it) is v[0..n). */
+static int same_value(const char *kept, const char *v, size_t n)
+{
+	return trimmed_len(kept, strlen(kept)) == n && strncmp(kept, v, n) == 0;
 }
 
 static void fail(struct http_head_scan *h, enum api_err e, const char *fmt, const char *name)
@@ -83,6 +103,11 @@ int http_scan_header_named(struct http_head_scan *h, const char *key, size_t key
 		fail(h, API_INVALID_REQUEST, "header %.40s: the value holds a NUL byte", key);
 		return -1;
 	}
+	/* RFC 9112 5: the blanks after a value are no part of it; the epoll
+	 * parser strips them, libmicrohttpd leaves them in (Transfer-Encoding
+	 * excepted, below) */
+	if (value)
+		value_size = trimmed_len(value, value_size);
 	/* dispatch on the length first: most headers are none of these */
 	switch (key_size) {
 	case 4:
@@ -95,7 +120,7 @@ int http_scan_header_named(struct http_head_scan *h, const char *key, size_t key
 			     MHD_HTTP_HEADER_HOST);
 			return -1;
 		}
-		if (value && !host_ok(value)) {
+		if (value && !host_ok(value, value_size)) {
 			fail(h, API_INVALID_REQUEST, "header %s: not a host[:port]",
 			     MHD_HTTP_HEADER_HOST);
 			return -1;
@@ -113,7 +138,7 @@ int http_scan_header_named(struct http_head_scan *h, const char *key, size_t key
 		if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) != 0)
 			break;
 		if (h->head->content_length &&
-		    strcmp(h->head->content_length, value ? value : "") != 0) {
+		    !same_value(h->head->content_length, value ? value : "", value ? value_size : 0)) {
 			fail(h, API_INVALID_REQUEST, "header %s: given twice with different values",
 			     MHD_HTTP_HEADER_CONTENT_LENGTH);
 			return -1;
@@ -122,7 +147,7 @@ int http_scan_header_named(struct http_head_scan *h, const char *key, size_t key
 		break;
 	case 16:
 		if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_ENCODING) == 0 &&
-		    (!value || strcasecmp(value, "identity") != 0)) {
+		    !value_is(value, value_size, "identity")) {
 			fail(h, API_UNSUPPORTED_MEDIA_TYPE,
 			     "header %s: bodies are accepted without content coding",
 			     MHD_HTTP_HEADER_CONTENT_ENCODING);
@@ -139,7 +164,10 @@ int http_scan_header_named(struct http_head_scan *h, const char *key, size_t key
 			return -1;
 		}
 		h->head->transfer_encoding = value ? value : "";
-		if (!value || strcasecmp(value, "chunked") != 0) {
+		/* the value as sent: libmicrohttpd frames a body as chunked
+		 * only when it reads exactly "chunked", so "chunked " must not
+		 * pass here (its body would be read as the next request) */
+		if (!value_is(value, value ? strlen(value) : 0, "chunked")) {
 			/* RFC 9112 6.3: the body's length cannot be determined */
 			fail(h, API_INVALID_REQUEST, "header %s: only chunked is accepted",
 			     MHD_HTTP_HEADER_TRANSFER_ENCODING);

@@ -129,6 +129,11 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 {
 	struct query_args *qa = cls;
 
+	/* an empty piece ("?&mode=any", "a&&b") is no parameter, as in the
+	 * epoll engine's http_parse_query: libmicrohttpd hands it over as an
+	 * empty key without a value ("?=" has a value: a parameter) */
+	if (!key[0] && !value)
+		return MHD_YES;
 	if (qa->n == QUERY_ARGS_MAX) {
 		qa->over = 1;
 		return MHD_NO;

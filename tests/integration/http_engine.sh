@@ -65,6 +65,19 @@ test_expect 'query string: keys and values decoded alike in both engines ("a+b%4
 		-H "Content-Type: application/octet-stream" --data-binary "" && body_same mhdq &&
 	errcode invalid_request "a bA"
 '
+test_expect 'query string: empty pieces ("?&mode=any", "a&&b") are no parameters in either engine, nor counted against the 8' '
+	printf "\0\0\0?\0\0\0?\0\0\xa0@\0\0\0\0\0\0\0\0\0\0\x80\xbf\0\0\x80\x7f" >"$TMP/one.rays" &&
+	failed= &&
+	for q in "?&mode=any" "?mode=any&&backfaces=cull" "?&&" "?&&&&&&&&&&mode=any"; do
+		URL=$MHD_URL expect 200 POST "/v1/meshes/cube/raycast$q" \
+			-H "Content-Type: application/octet-stream" --data-binary @"$TMP/one.rays" &&
+		body_save "mhde" &&
+		URL=$EV_URL expect 200 POST "/v1/meshes/cube/raycast$q" \
+			-H "Content-Type: application/octet-stream" --data-binary @"$TMP/one.rays" &&
+		body_same "mhde" || { failed="$failed $q"; echo "differs or refused: $q"; }
+	done &&
+	[ -z "$failed" ]
+'
 test_expect 'errors: 404, 405 with Allow, 415 alike in both engines' '
 	URL=$MHD_URL expect 405 DELETE /v1/meshes && body_save m405 &&
 	URL=$EV_URL expect 405 DELETE /v1/meshes && body_same m405 && header Allow "GET" &&
