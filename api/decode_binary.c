@@ -31,10 +31,16 @@ static enum api_err arg_enum(const struct api_arg *args, const char *key,
 	const char *v = NULL;
 	int k;
 
-	for (; args && args->key; args++)
-		if (strcmp(args->key, key) == 0)
-			v = args->value;
 	*out = 0;
+	for (; args && args->key; args++) {
+		if (strcmp(args->key, key) != 0)
+			continue;
+		/* as a JSON body's key given twice: which one was meant? */
+		if (v)
+			return api_fail_set(f, API_INVALID_REQUEST,
+					    "query string: %s given more than once", key);
+		v = args->value ? args->value : "";
+	}
 	if (!v)
 		return API_OK;
 	for (k = 0; names[k]; k++)

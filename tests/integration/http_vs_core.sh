@@ -164,6 +164,9 @@ open(sys.argv[3], \"wb\").write(good * 30001)" "$TMP/zero.rays" "$TMP/nan.rays" 
 	bin_post 400 "" "$TMP/nan.rays" && errcode invalid_request "rays[1].direction: must be 3 finite numbers" &&
 	bin_post 400 "?mode=all" "$TMP/r.rays" && errcode invalid_request "mode must be closest or any" &&
 	bin_post 400 "?max_hits=3" "$TMP/r.rays" && errcode invalid_request "unknown parameter max_hits" &&
+	bin_post 400 "?mode=any&mode=closest" "$TMP/r.rays" && errcode invalid_request "mode given more than once" &&
+	bin_post 400 "?backfaces=cull&mode=any&backfaces=cull" "$TMP/r.rays" &&
+	errcode invalid_request "backfaces given more than once" &&
 	bin_post 413 "" "$TMP/many.rays" && errcode payload_too_large "30001 entries, the limit is 30000" &&
 	expect 415 POST /v1/meshes/rnd/segment -H "Content-Type: application/octet-stream" --data-binary @"$TMP/r.rays"
 '
