@@ -572,6 +572,91 @@ END_TEST
 
 /* ---- ingest rules */
 
+/* K squares across the x axis at x = 1..K (two triangles each). */
+#define STACK_K 40
+static struct mesh *stack_mesh(void)
+{
+	float xyz[STACK_K * 12];
+	uint32_t idx[STACK_K * 6];
+	struct mesh *m = NULL;
+	int k, c;
+
+	for (k = 0; k < STACK_K; k++) {
+		for (c = 0; c < 4; c++) {
+			xyz[12 * k + 3 * c] = (float)(k + 1);
+			xyz[12 * k + 3 * c + 1] = c == 1 || c == 2 ? 1 : -1;
+			xyz[12 * k + 3 * c + 2] = c >= 2 ? 1 : -1;
+		}
+		for (c = 0; c < 6; c++)
+			idx[6 * k + c] = (uint32_t)(4 * k) + (uint32_t[]){ 0, 1, 2, 0, 2, 3 }[c];
+	}
+	ck_assert_int_eq(mesh_build(xyz, 4 * STACK_K, idx, 2 * STACK_K, &m, NULL), CORE_OK);
+	return m;
+}
+
+/* Mode all with more hits on one mesh than a shot's first room for them
+ * (world_query.c's hitroom grows and casts the mesh again): every max_hits
+ * gives the nearest min(max_hits, found) of the static stack (x = 1..40)
+ * and of an entity's mesh hitbox stack 50 further on (x = 51..90), in
+ * order, and the total found. */
+START_TEST(test_all_many_hits)
+{
+	static const uint32_t caps[] = { 1, 2, 15, 16, 17, 33, 39, 40, 41, 79, 80, 81, 65536 };
+	struct store *s;
+	struct world *w;
+	struct world_view *v;
+	struct world_instance_in in;
+	double pos[3] = { 0, 0, 0 }, q[4] = { 1, 0, 0, 0 }, sc[3] = { 1, 1, 1 };
+	struct hitbox_in hb = hb_mesh("stack", "stack", v3(50, 0, 0));
+	struct entity_in e = { "e", 0, &hb, 1 };
+	struct world_shot sh = shot_at(0, 0.3f, 0.2f, 1, 0, 0);
+	struct world_shot_hit *all = malloc(2 * STACK_K * sizeof(*all));
+	uint32_t n, tot, j;
+	size_t bad, c;
+	double used;
+	int has;
+
+	ck_assert_ptr_nonnull(all);
+	ck_assert_int_eq(store_new(&s), CORE_OK);
+	put(s, "stack", stack_mesh());
+	ck_assert_int_eq(xform_from_trs(pos, q, sc, &in.xf), CORE_OK);
+	in.id = "st";
+	in.mesh = "stack";
+	in.layer = 0;
+	w = new_world(s, &in, 1, NULL);
+	ingest1(w, 1, 0, &e, 1);
+	ck_assert_int_eq(world_view_acquire(w, &v, &bad), CORE_OK);
+	for (c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
+		uint32_t want = caps[c] < 2 * STACK_K ? caps[c] : 2 * STACK_K;
+
+		/* a buffer of max_hits answers is the caller's: at most 80 written */
+		ck_assert_int_eq(world_hitscan(v, &sh, HIT_ALL, caps[c], all, &n, &tot, &used, &has,
+					       NULL), CORE_OK);
+		ck_assert_uint_eq(n, want);
+		ck_assert_uint_eq(tot, 2 * STACK_K);
+		for (j = 0; j < n; j++) {
+			int st = j < STACK_K;
+			float x = (float)(st ? j + 1 : 50 + j + 1 - STACK_K);
+
+			ck_assert_int_eq(all[j].kind, st ? WORLD_HIT_STATIC : WORLD_HIT_ENTITY);
+			ck_assert_msg(fabsf(all[j].t - x) <= 1e-6f * x, "max_hits %u, hit %u at %.9g",
+				      caps[c], j, all[j].t);
+			ck_assert_uint_eq(all[j].triangle / 2, st ? j : j - STACK_K);
+		}
+		ck_assert_int_eq(world_raycast(v, &sh, HIT_ALL, caps[c], all, &n, &tot, NULL), CORE_OK);
+		ck_assert_uint_eq(n, caps[c] < STACK_K ? caps[c] : STACK_K);
+		ck_assert_uint_eq(tot, STACK_K);
+		for (j = 0; j < n; j++)
+			ck_assert(all[j].kind == WORLD_HIT_STATIC &&
+				  fabsf(all[j].t - (float)(j + 1)) <= 1e-6f * (float)(j + 1));
+	}
+	world_view_release(v);
+	world_unref(w);
+	store_free(s);
+	free(all);
+}
+END_TEST
+
 START_TEST(test_ingest_errors)
 {
 	struct store *s;
@@ -1089,6 +1174,7 @@ static Suite *world_suite(void)
 	tcase_add_test(tc, test_time_range);
 	tcase_add_test(tc, test_existence_and_teleport);
 	tcase_add_test(tc, test_filters_and_merge);
+	tcase_add_test(tc, test_all_many_hits);
 	tcase_add_test(tc, test_ingest_errors);
 	tcase_add_test(tc, test_tiny_quaternions);
 	tcase_add_test(tc, test_history_bounds);
