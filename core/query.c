@@ -27,6 +27,19 @@ int qray_as_given(struct qray *r, vec3 origin, const double d[3], float tmax)
 
 	if (!(m > 0) || !isfinite(m))
 		return 0;
+	if ((d[0] != 0) + (d[1] != 0) + (d[2] != 0) == 1) {
+		/* along an axis: the unit vector is the same line, exactly, and
+		 * t the distance (a box's slabs then divide by +-1: no rounding
+		 * where |d| = 1.25 put 9.999999 for 10) */
+		for (k = 0; k < 3; k++)
+			r->dir[k] = d[k] > 0 ? 1 : d[k] < 0 ? -1 : 0;
+		r->ray.origin = origin;
+		r->ray.dir = v3((float)r->dir[0], (float)r->dir[1], (float)r->dir[2]);
+		r->ray.tmax = tmax;
+		r->unit = 1;
+		r->length = 0;
+		return 1;
+	}
 	frexp(m, &e);		/* m in [2^(e-1), 2^e) */
 	for (k = 0; k < 3; k++) {
 		if ((double)(float)d[k] != d[k])

@@ -46,15 +46,17 @@ int dir_unit(const double d[3], double u[3]);
  * tmax (world units; INFINITY for none). A d that is already a unit float32
  * vector (every component exactly a float, length 1 within 2^-22) is cast as
  * given with t the distance (unit 1), so a float ray answers exactly as the
- * core does for it. Any other d whose components are floats is cast as given
- * too, scaled by the power of two that brings its largest component into
- * [1, 2) (qray_as_given). A d that is not float (or whose scaling would round
+ * core does for it; so is a d along an axis, as the unit vector of its
+ * axis (the same line). Any other d whose components are floats is cast as
+ * given too, scaled by the power of two that brings its largest component
+ * into [1, 2) (qray_as_given). A d that is not float (or whose scaling would round
  * a tiny component) is normalised in double (scaled by its largest component
  * first) and rounded once: unit 1. length = 0.
  */
 void qray_init(struct qray *r, vec3 origin, const double d[3], float tmax);
 
-/* The middle case of qray_init: 1 and r set when every component of d is a
+/* The middle case of qray_init: 1 and r set when d is along an axis (cast
+ * as its unit vector, unit 1, tmax as given) or every component of d is a
  * float and d scaled so is exact, else 0 (r unchanged). */
 int qray_as_given(struct qray *r, vec3 origin, const double d[3], float tmax);
 

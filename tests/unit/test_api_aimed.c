@@ -630,6 +630,92 @@ START_TEST(test_max_distance_any_length)
 }
 END_TEST
 
+/* The answer's body to body at path, whole (status 200). */
+static char *answer(const char *path, const char *body)
+{
+	struct api_response r;
+	char *out;
+
+	call("POST", path, body, strlen(body), &r);
+	ck_assert_msg(r.status == 200, "%s: %d %s", body, r.status, r.body.data);
+	out = strdup(r.body.data);
+	api_response_release(&r);
+	return out;
+}
+
+/* A direction along an axis is its axis's unit vector, whatever its length:
+ * rays (and segments, the ray to their end) answer the bytes the unit
+ * direction answers. Cast as given, [0, -1.25, 0] put a floor 10 away at
+ * 9.999999 (its box slabs divided by 1.25). */
+START_TEST(test_axis_directions)
+{
+	static const char *const mag[] = { "1.25", "20", "3", "0.1", "1e-30", "3.3e30", "1" };
+	struct rng g = { 0xa715u };
+	char body[256], *unit, *other;
+	int n, misses = 0;
+
+	for (n = 0; n < 300; n++) {
+		int a = n % 3, sgn = n / 3 % 2 ? 1 : -1;
+		float o[3];
+		size_t k;
+
+		/* through the sphere's disc across axis a, from 20 away */
+		for (int c = 0; c < 3; c++)
+			o[c] = (&sph_center.x)[c] + (c == a ? (float)(-sgn * 20)
+							  : (float)rng_range(&g, -3.8, 3.8));
+		for (k = 0; k < sizeof(mag) / sizeof(mag[0]); k++) {
+			char d[3][24] = { "0", "0", "0" };
+			const char *m = k + 1 < sizeof(mag) / sizeof(mag[0]) ? mag[k] : "1";
+			double len = 20 + (double)(n % 7) * 2.5;
+
+			snprintf(d[a], sizeof(d[a]), "%s%s", sgn < 0 ? "-" : "", m);
+			snprintf(body, sizeof(body),
+				 "{\"origin\":[%.17g,%.17g,%.17g],\"direction\":[%s,%s,%s],\"max_distance\":%g}",
+				 o[0], o[1], o[2], d[0], d[1], d[2], len);
+			if (k + 1 == sizeof(mag) / sizeof(mag[0])) {
+				/* a segment, against the unit ray limited to its
+				 * length (in double, as the segment takes it) */
+				float e[3] = { o[0], o[1], o[2] };
+
+				e[a] += (float)(sgn * len);
+				snprintf(body, sizeof(body),
+					 "{\"origin\":[%.17g,%.17g,%.17g],\"direction\":[%s,%s,%s],"
+					 "\"max_distance\":%.17g}",
+					 o[0], o[1], o[2], d[0], d[1], d[2], fabs((double)e[a] - o[a]));
+				unit = answer("/v1/meshes/s/raycast", body);
+				snprintf(body, sizeof(body),
+					 "{\"start\":[%.17g,%.17g,%.17g],\"end\":[%.17g,%.17g,%.17g]}", o[0],
+					 o[1], o[2], e[0], e[1], e[2]);
+				other = answer("/v1/meshes/s/segment", body);
+				/* the segment adds its fraction at the end */
+				if (strstr(unit, "\"hit\":true")) {
+					ck_assert_msg(strncmp(other, unit, strlen(unit) - 1) == 0,
+						      "%s:\n%s\nagainst the ray's\n%s", body, other, unit);
+				} else {
+					misses++;
+					ck_assert_str_eq(other, unit);
+				}
+				free(unit);
+				free(other);
+				continue;
+			}
+			other = answer("/v1/meshes/s/raycast", body);
+			snprintf(d[a], sizeof(d[a]), "%s1", sgn < 0 ? "-" : "");
+			snprintf(body, sizeof(body),
+				 "{\"origin\":[%.17g,%.17g,%.17g],\"direction\":[%s,%s,%s],\"max_distance\":%g}",
+				 o[0], o[1], o[2], d[0], d[1], d[2], len);
+			unit = answer("/v1/meshes/s/raycast", body);
+			ck_assert_msg(strcmp(other, unit) == 0, "direction length %s:\n%s\nagainst\n%s",
+				      m, other, unit);
+			free(unit);
+			free(other);
+		}
+	}
+	/* most of them hit (the disc's corners miss) */
+	ck_assert_int_lt(misses, 150);
+}
+END_TEST
+
 static Suite *aimed_suite(void)
 {
 	Suite *s = suite_create("api_aimed");
@@ -645,6 +731,7 @@ static Suite *aimed_suite(void)
 	tcase_add_test(tc, test_distance_past_floats);
 	tcase_add_test(tc, test_flush_ties);
 	tcase_add_test(tc, test_max_distance_any_length);
+	tcase_add_test(tc, test_axis_directions);
 	suite_add_tcase(s, tc);
 	return s;
 }
