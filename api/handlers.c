@@ -191,7 +191,7 @@ enum api_err api_access(const char *path, enum api_access access, enum api_auth 
 		return API_UNAUTHORIZED;
 	}
 	if (access == API_ACCESS_WRITE && auth != API_AUTH_WRITE) {
-		*msg = "this key may only query; uploading and deleting meshes needs the write key";
+		*msg = "this key may only query; PUT, DELETE and world snapshots need the write key";
 		return API_FORBIDDEN;
 	}
 	return API_OK;

@@ -431,10 +431,36 @@ static int check_combinations(const struct config *cfg, char *err, size_t errlen
 	return 0;
 }
 
+/* The options argv gives, a bit each, its arguments read as the parse
+ * below reads them (a value is no flag): their variables are not read. */
+static uint64_t flags_given(int argc, char *const argv[])
+{
+	uint64_t given = 0;
+	int a;
+
+	for (a = 1; a < argc; a++) {
+		const char *name = argv[a], *eq;
+		const struct opt *o;
+
+		if (strncmp(name, "--", 2) != 0 || name[2] == '\0')
+			continue;
+		name += 2;
+		eq = strchr(name, '=');
+		o = opt_find(name, eq ? (size_t)(eq - name) : strlen(name));
+		if (!o)
+			continue;
+		given |= (uint64_t)1 << (o - opts);
+		if (!eq && o->kind != OPT_BOOL)
+			a++;
+	}
+	return given;
+}
+
 enum config_result config_parse(struct config *cfg, int argc, char *const argv[],
 				char *const envp[], char *err, size_t errlen)
 {
 	char who[64];
+	uint64_t given;
 	size_t i;
 	int a;
 
@@ -450,10 +476,15 @@ enum config_result config_parse(struct config *cfg, int argc, char *const argv[]
 			return CONFIG_VERSION;
 	}
 
+	/* a flag overrides its variable, which is then not read at all: a bad
+	 * value there (a Kubernetes service link's COLLISIOND_PORT) is no error */
+	given = flags_given(argc, argv);
 	for (i = 0; i < NOPTS; i++) {
 		const char *v;
 		char flag[160];
 
+		if (given >> i & 1)
+			continue;
 		env_name(opts[i].name, who, sizeof(who));
 		v = env_lookup(envp, who);
 		if (!v)

@@ -179,9 +179,13 @@ static void queue_response(struct ev_conn *c, struct api_response *resp)
 	put_str(&h, reason_phrase(resp->status));
 	HEAD_LIT(&h, "\r\nDate: ");
 	put_str(&h, worker_date(c->w));
-	HEAD_LIT(&h, "\r\nContent-Length: ");
-	put_uint(&h, len);
 	HEAD_LIT(&h, "\r\n");
+	/* never in a 204 (RFC 9110 8.6), as libmicrohttpd answers */
+	if (resp->status != 204) {
+		HEAD_LIT(&h, "Content-Length: ");
+		put_uint(&h, len);
+		HEAD_LIT(&h, "\r\n");
+	}
 	if (resp->content_type && len) {
 		HEAD_LIT(&h, "Content-Type: ");
 		put_str(&h, resp->content_type);

@@ -54,6 +54,24 @@ test_expect 'read key: DELETE is 403 forbidden and the mesh stays' '
 	as r3ad-only expect 403 DELETE /v1/meshes/demo && errcode forbidden &&
 	as r3ad-only expect 200 GET /v1/meshes/demo
 '
+W='{"static": [{"id": "arena", "mesh": "demo"}]}'
+SNAP='{"tick": 1, "time_ms": 1000, "entities": [{"id": "p", "hitboxes": [{"id": "h", "shape": "sphere", "center": [0, 1, 0], "radius": 1}]}]}'
+test_expect 'read key: world GETs and world queries are allowed' '
+	as s3cret-write jexpect 201 PUT /v1/worlds/w1 "$W" &&
+	as r3ad-only expect 200 GET /v1/worlds && as r3ad-only expect 200 GET /v1/worlds/w1 &&
+	as r3ad-only jexpect 200 POST /v1/worlds/w1/hitscan "{\"origin\": [0, 1, -5], \"direction\": [0, 0, 1]}" &&
+	as r3ad-only jexpect 200 POST /v1/worlds/w1/raycast "{\"origin\": [0, 1, -5], \"direction\": [0, 0, 1]}"
+'
+# the message names what needs the write key: PUT, DELETE and world
+# snapshots, not only meshes (it said "uploading and deleting meshes")
+test_expect 'read key: world PUT, DELETE and snapshots are 403, the message naming them' '
+	as r3ad-only jexpect 403 PUT /v1/worlds/w2 "$W" && errcode forbidden "PUT, DELETE and world snapshots" &&
+	as r3ad-only jexpect 403 POST /v1/worlds/w1/snapshots "$SNAP" && errcode forbidden "PUT, DELETE and world snapshots" &&
+	as r3ad-only expect 403 DELETE /v1/worlds/w1 && errcode forbidden "PUT, DELETE and world snapshots" &&
+	as r3ad-only jexpect 403 PUT /v1/meshes/cube "$CUBE_JSON" && errcode forbidden "PUT, DELETE and world snapshots" &&
+	as r3ad-only expect 200 GET /v1/worlds/w1 && jcheck "j[\"ticks\"] == 0" &&
+	as r3ad-only expect 404 GET /v1/worlds/w2
+'
 test_expect 'the key is checked before the body: 401 for a bad upload without a key' '
 	expect 401 PUT /v1/meshes/x -H "Content-Type: text/plain" --data-binary "junk" && errcode unauthorized
 '

@@ -86,6 +86,19 @@ test_expect 'errors: 404, 405 with Allow, 415 alike in both engines' '
 	URL=$EV_URL expect 415 POST /v1/meshes/cube/raycast -H "Content-Type: text/plain" --data x &&
 	errcode unsupported_media_type
 '
+# RFC 9110 8.6: no Content-Length in a 204 (the epoll engine sent
+# "Content-Length: 0"; libmicrohttpd sends none)
+test_expect '204 No Content carries no Content-Length in either engine (mesh and world DELETE, snapshot)' '
+	( for u in "$MHD_URL" "$EV_URL"; do
+		URL=$u put_cube gone >/dev/null &&
+		URL=$u expect 204 DELETE /v1/meshes/gone && ! grep -qi "^Content-Length:" "$TMP/headers" &&
+		URL=$u jexpect 201 PUT /v1/worlds/w "{}" &&
+		URL=$u jexpect 204 POST /v1/worlds/w/snapshots "{\"tick\": 1, \"time_ms\": 1, \"entities\": []}" &&
+		! grep -qi "^Content-Length:" "$TMP/headers" &&
+		URL=$u expect 204 DELETE /v1/worlds/w && ! grep -qi "^Content-Length:" "$TMP/headers" ||
+		{ echo "$u:"; cat "$TMP/headers"; exit 1; }
+	done )
+'
 test_expect 'versions alike in both engines: HTTP/1.2 and 1.9 served as 1.1 (Host required), 2.0 and 0.9 505' '
 	python3 - "${MHD_URL##*:}" "${EV_URL##*:}" <<"PY"
 import socket, sys

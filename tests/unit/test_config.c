@@ -201,6 +201,29 @@ START_TEST(test_flag_overrides_env)
 }
 END_TEST
 
+/* A flag overrides its variable even when the variable's value is bad: the
+ * variable is never read (a Kubernetes service link's COLLISIOND_PORT=tcp://...
+ * with --port given once stopped the daemon) */
+START_TEST(test_flag_overrides_bad_env)
+{
+	struct config cfg;
+	char err[256];
+	const char *argv[] = { "collisiond", "--port", "9001", "--demo", "--max-batch=5", NULL };
+	const char *envp[] = { "COLLISIOND_PORT=tcp://10.96.0.10:8080", "COLLISIOND_DEMO=maybe",
+			       "COLLISIOND_MAX_BATCH=0", NULL };
+	const char *value_like_flag[] = { "collisiond", "--api-key", "--port", NULL };
+	const char *bad_port[] = { "COLLISIOND_PORT=x", NULL };
+
+	ck_assert_msg(parse(&cfg, argv, envp, err) == CONFIG_OK, "%s", err);
+	ck_assert_uint_eq(cfg.port, 9001);
+	ck_assert_uint_eq(cfg.max_batch, 5);
+	ck_assert_int_eq(cfg.demo, 1);
+	/* "--port" as --api-key's value is no --port flag: the variable is read */
+	ck_assert_int_eq(parse(&cfg, value_like_flag, bad_port, err), CONFIG_ERROR);
+	ck_assert_msg(strstr(err, "COLLISIOND_PORT"), "%s", err);
+}
+END_TEST
+
 START_TEST(test_last_flag_wins)
 {
 	struct config cfg;
@@ -556,6 +579,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_bare_demo_flag);
 	tcase_add_test(tc, test_flag_overrides_env);
+	tcase_add_test(tc, test_flag_overrides_bad_env);
 	tcase_add_test(tc, test_last_flag_wins);
 	tcase_add_test(tc, test_keys_and_tls_pair);
 	tcase_add_test(tc, test_http_engine);
