@@ -58,6 +58,18 @@ static int apply_put(struct store_backend *b, redisContext *c, const char *name)
 	rep = redisCommand(c, "HMGET " KEY_MESH "%s v d", name);
 	if (!rep)
 		return -1;
+	if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "WRONGTYPE", 9) != 0) {
+		/* not an answer about the mesh (every client slot taken, a
+		 * script past its time limit, a command refused, ...): skipping
+		 * it left the name out of a resync that said it was done, or
+		 * an event unapplied, until the name's next write. WRONGTYPE is
+		 * an answer: no mesh of ours there (skipped, as a bad blob is) */
+		if (b->log)
+			log_msg(b->log, LOG_WARN, "store: fetching %s from %s: %s", name, r->where,
+				rep->str);
+		rc = -1;
+		goto out_free;
+	}
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
 	    rep->element[0]->type != REDIS_REPLY_STRING ||
 	    rep->element[1]->type != REDIS_REPLY_STRING)
@@ -221,6 +233,11 @@ int store_redis_resync(struct store_backend *b, redisContext *c, size_t *loaded,
 		rep = redisCommand(c, "HGET " KEY_MESH "%s v", name);
 		if (!rep)
 			goto out_free;
+		if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "WRONGTYPE", 9) != 0) {
+			/* not "no version": fail, and retry */
+			freeReplyObject(rep);
+			goto out_free;
+		}
 		v = 0;
 		if (rep->type == REDIS_REPLY_STRING)
 			parse_u64(rep->str, rep->len, &v);
