@@ -31,13 +31,14 @@
  * progress within it continues a large upload. */
 #define WRITE_TIMEOUT_S 10
 
-/* KEYS: seq, mesh key, names; ARGV: name, blob, channel, max meshes (0:
+/* KEYS: seq, mesh key, names, epoch; ARGV: name, blob, channel, max meshes (0:
  * none). {the new version, 1 when the store held the name (a replace)}, or
  * -1 (nothing written) for a new name when the names already number the
  * max: every replica's --max-meshes holds for the store they share, and
  * 201 or 200 is what the write was there, decided where the writes are
  * ordered. */
 static const char put_lua[] =
+	EPOCH_LUA(4)
 	"local max = tonumber(ARGV[4])\n"
 	"local had = redis.call('SISMEMBER', KEYS[3], ARGV[1])\n"
 	"if max > 0 and had == 0 and redis.call('SCARD', KEYS[3]) >= max then return -1 end\n"
@@ -47,10 +48,11 @@ static const char put_lua[] =
 	"redis.call('SADD', KEYS[3], ARGV[1])\n"
 	"redis.call('PUBLISH', ARGV[3], 'p ' .. v .. ' ' .. ARGV[1])\n"
 	"return {v, had}\n";
-/* KEYS: seq, mesh key, names; ARGV: name, channel. The delete's version,
+/* KEYS: seq, mesh key, names, epoch; ARGV: name, channel. The delete's version,
  * or -2 (nothing done) when Redis holds no such name: a replica decides a
  * DELETE by what the store holds, not by what it has applied so far. */
 static const char del_lua[] =
+	EPOCH_LUA(4)
 	"if redis.call('SREM', KEYS[3], ARGV[1]) == 0 and\n"
 	"   redis.call('EXISTS', KEYS[2]) == 0 then return -2 end\n"
 	"local v = redis.call('INCR', KEYS[1])\n"
@@ -195,8 +197,8 @@ static enum sb_result redis_put(struct store_backend *b, const char *name, const
 {
 	struct store_redis *r = b->impl;
 	char key[sizeof(KEY_MESH) + STORE_NAME_MAX];
-	const char *argv[10];
-	size_t lens[10], len, i;
+	const char *argv[11];
+	size_t lens[11], len, i;
 	char max[24];
 	void *blob;
 	uint64_t v;
@@ -210,13 +212,13 @@ static enum sb_result redis_put(struct store_backend *b, const char *name, const
 		return SB_FAILED;
 	}
 	snprintf(key, sizeof(key), KEY_MESH "%s", name);
-	argv[0] = "EVAL"; argv[1] = put_lua; argv[2] = "3";
-	argv[3] = KEY_SEQ; argv[4] = key; argv[5] = KEY_NAMES;
+	argv[0] = "EVAL"; argv[1] = put_lua; argv[2] = "4";
+	argv[3] = KEY_SEQ; argv[4] = key; argv[5] = KEY_NAMES; argv[6] = KEY_EPOCH;
 	snprintf(max, sizeof(max), "%zu", b->max_meshes);
-	argv[6] = name; argv[7] = blob; argv[8] = CHANNEL; argv[9] = max;
-	for (i = 0; i < 10; i++)
-		lens[i] = i == 7 ? len : strlen(argv[i]);
-	v = run_script(b, name, 10, argv, lens, &refused, &had);
+	argv[7] = name; argv[8] = blob; argv[9] = CHANNEL; argv[10] = max;
+	for (i = 0; i < 11; i++)
+		lens[i] = i == 8 ? len : strlen(argv[i]);
+	v = run_script(b, name, 11, argv, lens, &refused, &had);
 	free(blob);
 	if (refused == -1)
 		return SB_FULL;
@@ -230,20 +232,20 @@ static enum sb_result redis_del(struct store_backend *b, const char *name)
 {
 	struct store_redis *r = b->impl;
 	char key[sizeof(KEY_MESH) + STORE_NAME_MAX];
-	const char *argv[8];
-	size_t lens[8], i;
+	const char *argv[9];
+	size_t lens[9], i;
 	uint64_t v;
 	int refused = 0;
 
 	if (!atomic_load(&r->up))
 		return SB_UNAVAILABLE;
 	snprintf(key, sizeof(key), KEY_MESH "%s", name);
-	argv[0] = "EVAL"; argv[1] = del_lua; argv[2] = "3";
-	argv[3] = KEY_SEQ; argv[4] = key; argv[5] = KEY_NAMES;
-	argv[6] = name; argv[7] = CHANNEL;
-	for (i = 0; i < 8; i++)
+	argv[0] = "EVAL"; argv[1] = del_lua; argv[2] = "4";
+	argv[3] = KEY_SEQ; argv[4] = key; argv[5] = KEY_NAMES; argv[6] = KEY_EPOCH;
+	argv[7] = name; argv[8] = CHANNEL;
+	for (i = 0; i < 9; i++)
 		lens[i] = strlen(argv[i]);
-	v = run_script(b, name, 8, argv, lens, &refused, NULL);
+	v = run_script(b, name, 9, argv, lens, &refused, NULL);
 	if (refused == -2)
 		return SB_ABSENT;
 	if (!v)
@@ -260,7 +262,9 @@ static double now_ms(void)
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* Apply events until a connection error (-1) or cancel (0). */
+/* Apply events until a connection error (-1), cancel (0) or Redis found
+ * emptied behind the replicas' backs (1: resync; no connection breaks,
+ * no event says so). */
 static int listen_events(struct store_backend *b, redisContext *sub, redisContext *sync)
 {
 	double last_ping = now_ms();
@@ -287,11 +291,9 @@ static int listen_events(struct store_backend *b, redisContext *sub, redisContex
 		if (k > 0 && redisBufferRead(sub) != REDIS_OK)
 			return -1;
 		if (now_ms() - last_ping > PING_EVERY_MS) {
-			redisReply *pong = redisCommand(sync, "PING");
-
-			if (!pong)
-				return -1;
-			freeReplyObject(pong);
+			k = store_redis_check_epoch(b, sync);
+			if (k)
+				return k;
 			last_ping = now_ms();
 		}
 	}
@@ -306,7 +308,7 @@ static void *watch_main(void *arg)
 	redisReply *rep;
 	size_t loaded, dropped;
 	char why[160];
-	int logged_down = 0, loaded_once = 0, refused;
+	int logged_down = 0, loaded_once = 0, refused, k;
 	double t0;
 
 	while (!atomic_load(&b->cancel)) {
@@ -332,8 +334,11 @@ static void *watch_main(void *arg)
 				logged_down = 0;
 				loaded_once = 1;
 				backoff = BACKOFF_MIN_MS;
-				if (listen_events(b, sub, sync) == 0)
+				k = listen_events(b, sub, sync);
+				if (k == 0)
 					snprintf(why, sizeof(why), "stopping");
+				else if (k == 1)
+					snprintf(why, sizeof(why), "emptied: its epoch is not the last resync's");
 				else
 					snprintf(why, sizeof(why), "%s", sub->err ? sub->errstr :
 						 sync->err ? sync->errstr : "connection lost");

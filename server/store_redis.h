@@ -5,6 +5,8 @@
  *   collisiond:mesh:NAME    hash {v: version, d: the mesh in persist.h's form}
  *   collisiond:names        set of stored names
  *   collisiond:events       pub/sub channel: "p VERSION NAME" / "d VERSION NAME"
+ *   collisiond:epoch        which history: set from Redis's clock by the first
+ *                           script that finds it missing (Redis emptied)
  *
  * A put or delete is one Lua script, so Redis applies it atomically: it takes
  * the next version, writes (or removes) the mesh, and publishes the event.
@@ -20,8 +22,10 @@
  * connection error it marks the store down (writes answer 503
  * store_unavailable, queries go on from memory), logs once, and reconnects
  * with backoff (100 ms doubling to 5 s), resyncing again: a missed event
- * never leaves a replica stale. Metrics: collisiond_store_up and
- * collisiond_store_resyncs_total. Before the first resync, a Redis that
+ * never leaves a replica stale. Every 2 s it checks the epoch: another one
+ * (Redis emptied behind its back, FLUSHALL) is resynced from scratch too.
+ * Metrics: collisiond_store_up and collisiond_store_resyncs_total. Before
+ * the first resync, a Redis that
  * answers AUTH or SELECT with an error (or NOAUTH: no password given) is
  * not retried: the watcher logs it at error level and calls
  * store_backend_fail (the daemon exits 2). A Redis not up yet is waited for.

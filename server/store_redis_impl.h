@@ -17,6 +17,14 @@ struct store_backend;
 #define KEY_NAMES "collisiond:names"
 #define KEY_MESH "collisiond:mesh:"
 #define CHANNEL "collisiond:events"
+/* Which history of the store: set (from Redis's clock) by the first script
+ * that finds it missing, so a Redis emptied (FLUSHALL, restarted without
+ * persistence) has another one as soon as anything reads or writes it. */
+#define KEY_EPOCH "collisiond:epoch"
+/* Lua: create KEYS[n]'s epoch when missing (n the key's index). */
+#define EPOCH_LUA(n) \
+	"if redis.call('EXISTS', KEYS[" #n "]) == 0 then local t = redis.call('TIME') " \
+	"redis.call('SET', KEYS[" #n "], t[1] .. '.' .. t[2]) end\n"
 
 struct store_redis {
 	struct store_redis_url url;
@@ -30,6 +38,11 @@ struct store_redis {
 	redisContext *wconn;		/* the writers' connection */
 
 	struct store_versions versions;	/* name -> last version applied here */
+	/* the watcher's: the epoch of the last resync done ("" before the
+	 * first), and a reset decided but not yet done (a resync that failed
+	 * half way must not forget it) */
+	char epoch[64];
+	int reset_pending;
 };
 
 /* Connect, authenticate, select the database. NULL with why filled, and
@@ -43,6 +56,11 @@ redisContext *store_redis_connect(struct store_redis *r, char *why, size_t len, 
  * names removed. */
 int store_redis_resync(struct store_backend *b, redisContext *c, size_t *loaded,
 		       size_t *dropped);
+
+/* What listen_events checks every PING_EVERY_MS on c: 0 while Redis holds
+ * the epoch of the last resync, 1 when it holds another or none (emptied
+ * behind the replicas' backs: resync), -1 on a connection error. */
+int store_redis_check_epoch(struct store_backend *b, redisContext *c);
 
 /* Apply one pub/sub message ("p V NAME" or "d V NAME"; anything else is
  * ignored), fetching on sync. -1 on a connection error. */

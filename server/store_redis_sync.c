@@ -18,9 +18,12 @@
 
 #define FETCH_WORKERS 8		/* most threads building at a resync */
 
-/* KEYS: seq, names. {seq, names} read atomically. */
+/* KEYS: seq, names, epoch. {seq, names, epoch} read atomically (the epoch
+ * created when missing). */
 static const char snapshot_lua[] =
-	"return {redis.call('GET', KEYS[1]) or '0', redis.call('SMEMBERS', KEYS[2])}\n";
+	EPOCH_LUA(3)
+	"return {redis.call('GET', KEYS[1]) or '0', redis.call('SMEMBERS', KEYS[2]), "
+	"redis.call('GET', KEYS[3])}\n";
 
 static int parse_u64(const char *s, size_t n, uint64_t *out)
 {
@@ -58,6 +61,18 @@ static int apply_put(struct store_backend *b, redisContext *c, const char *name)
 	rep = redisCommand(c, "HMGET " KEY_MESH "%s v d", name);
 	if (!rep)
 		return -1;
+	if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "WRONGTYPE", 9) != 0) {
+		/* not an answer about the mesh (every client slot taken, a
+		 * script past its time limit, a command refused, ...): skipping
+		 * it left the name out of a resync that said it was done, or
+		 * an event unapplied, until the name's next write. WRONGTYPE is
+		 * an answer: no mesh of ours there (skipped, as a bad blob is) */
+		if (b->log)
+			log_msg(b->log, LOG_WARN, "store: fetching %s from %s: %s", name, r->where,
+				rep->str);
+		rc = -1;
+		goto out_free;
+	}
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
 	    rep->element[0]->type != REDIS_REPLY_STRING ||
 	    rep->element[1]->type != REDIS_REPLY_STRING)
@@ -180,31 +195,42 @@ int store_redis_resync(struct store_backend *b, redisContext *c, size_t *loaded,
 	redisReply *snap, *names, *rep;
 	struct store_entry *e = NULL;
 	char **sorted = NULL, **todo = NULL;
+	const char *epoch;
 	uint64_t seq, v;
 	size_t i, n = 0, ntodo = 0;
 	int rc = -1, known, reset;
 
 	*loaded = *dropped = 0;
-	snap = redisCommand(c, "EVAL %s 2 %s %s", snapshot_lua, KEY_SEQ, KEY_NAMES);
-	if (!snap || snap->type != REDIS_REPLY_ARRAY || snap->elements != 2 ||
+	snap = redisCommand(c, "EVAL %s 3 %s %s %s", snapshot_lua, KEY_SEQ, KEY_NAMES, KEY_EPOCH);
+	if (!snap || snap->type != REDIS_REPLY_ARRAY || snap->elements != 3 ||
 	    snap->element[0]->type != REDIS_REPLY_STRING ||
 	    snap->element[1]->type != REDIS_REPLY_ARRAY ||
+	    snap->element[2]->type != REDIS_REPLY_STRING ||
+	    snap->element[2]->len >= sizeof(r->epoch) ||
 	    parse_u64(snap->element[0]->str, snap->element[0]->len, &seq))
 		goto out_free;
+	epoch = snap->element[2]->str;
 	/* Redis went back (restarted from an older snapshot or empty, failed
 	 * over to a replica behind): the versions applied here name writes it
 	 * no longer has, and later writes would reuse their numbers and be
 	 * ignored. Start over from what Redis holds: every name fetched, every
-	 * name it lacks dropped. */
-	reset = seq < store_versions_max(&r->versions);
-	if (reset) {
-		if (b->log)
+	 * name it lacks dropped. Emptied (FLUSHALL, restarted without
+	 * persistence), it has another epoch, whatever its sequence has
+	 * climbed back to since. A reset stays pending until a resync is done. */
+	if (seq < store_versions_max(&r->versions) || (r->epoch[0] && strcmp(epoch, r->epoch))) {
+		if (b->log && seq < store_versions_max(&r->versions))
 			log_msg(b->log, LOG_WARN,
 				"store: %s went back (its sequence %llu is below the %llu applied here): resyncing every mesh",
 				r->where, (unsigned long long)seq,
 				(unsigned long long)store_versions_max(&r->versions));
+		else if (b->log)
+			log_msg(b->log, LOG_WARN,
+				"store: %s went back (emptied: its epoch is not the last resync's): resyncing every mesh",
+				r->where);
 		store_versions_clear(&r->versions);
+		r->reset_pending = 1;
 	}
+	reset = r->reset_pending;
 	names = snap->element[1];
 	sorted = calloc(names->elements + 1, sizeof(*sorted));
 	todo = calloc(names->elements + 1, sizeof(*todo));
@@ -221,6 +247,11 @@ int store_redis_resync(struct store_backend *b, redisContext *c, size_t *loaded,
 		rep = redisCommand(c, "HGET " KEY_MESH "%s v", name);
 		if (!rep)
 			goto out_free;
+		if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "WRONGTYPE", 9) != 0) {
+			/* not "no version": fail, and retry */
+			freeReplyObject(rep);
+			goto out_free;
+		}
 		v = 0;
 		if (rep->type == REDIS_REPLY_STRING)
 			parse_u64(rep->str, rep->len, &v);
@@ -256,12 +287,31 @@ int store_redis_resync(struct store_backend *b, redisContext *c, size_t *loaded,
 		}
 		store_list_free(e, ne);
 	}
+	snprintf(r->epoch, sizeof(r->epoch), "%s", epoch);
+	r->reset_pending = 0;
 	rc = 0;
 out_free:
 	free(sorted);
 	free(todo);
 	if (snap)
 		freeReplyObject(snap);
+	return rc;
+}
+
+int store_redis_check_epoch(struct store_backend *b, redisContext *c)
+{
+	struct store_redis *r = b->impl;
+	redisReply *rep;
+	int rc;
+
+	rep = redisCommand(c, "GET " KEY_EPOCH);
+	if (!rep)
+		return -1;
+	if (rep->type == REDIS_REPLY_STRING)
+		rc = strcmp(rep->str, r->epoch) != 0;
+	else
+		rc = rep->type == REDIS_REPLY_NIL ? 1 : 0;	/* an error: not an answer */
+	freeReplyObject(rep);
 	return rc;
 }
 

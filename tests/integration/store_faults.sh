@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# store_faults.sh - replicas on one --store Redis that answers oddly: an
+# error reply to a fetch (a command refused, every client slot taken, a
+# script past its time limit) is not a mesh gone: the resync fails and is
+# retried (it once counted the mesh fetched, said ready and never held it),
+# and an event whose fetch fails is applied once Redis answers again; a
+# Redis emptied behind the replicas' backs (FLUSHALL: no connection breaks)
+# is seen, and they follow what it holds (they once kept every mesh, and
+# ignored the writes after it until its sequence climbed past theirs).
+# Needs redis-server (make deps-test installs it).
+. "$(dirname "$0")/lib.sh"
+
+REDIS=$(command -v redis-server || echo /usr/bin/redis-server)
+if [ ! -x "$REDIS" ]; then
+	test_skip '--store faults' 'redis-server missing (make deps-test)'
+	test_done
+fi
+require_daemon
+
+RPORT=$(free_port)
+mkdir -p "$TMP/redis"
+"$REDIS" --port "$RPORT" --bind 127.0.0.1 --dir "$TMP/redis" --save "" --appendonly no \
+	--daemonize no --logfile "$TMP/redis/log" &
+all_pids="$all_pids $!"
+rcli() { redis-cli -p "$RPORT" "$@"; }
+for ((k = 0; k < 50; k++)); do rcli ping 2>/dev/null | grep -q PONG && break; sleep 0.1; done
+STORE=redis://127.0.0.1:$RPORT/0
+
+# replica NAME: one more daemon on the store, PORT_NAME its port, not waited for
+replica() {
+	local port
+	port=$(free_port)
+	"$DAEMON" --bind 127.0.0.1 --port "$port" --threads 2 --store "$STORE" --log-level warn \
+		>>"$TMP/$1.log" 2>&1 &
+	all_pids="$all_pids $!"
+	eval "PORT_$1=$port"
+}
+# code PORT PATH: the HTTP status of a GET
+code() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1$2"; }
+# within S CMD...: CMD succeeds within S seconds (scaled)
+within() {
+	local s=$1 k
+	shift
+	for ((k = 0; k < s * 10 * TIME_SCALE; k++)); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+is() { [ "$(code "$1" "$2")" = "$3" ]; }
+
+replica a
+test_expect 'a replica on the store is ready and stores two meshes' '
+	within 10 is "$PORT_a" /readyz 200 &&
+	URL=http://127.0.0.1:$PORT_a put_cube one && URL=http://127.0.0.1:$PORT_a put_cube two
+'
+# Redis refuses the replicas' fetches (HMGET) for a while: an error reply,
+# not "no such mesh".
+rcli acl setuser default -hmget >/dev/null
+replica b
+test_expect 'fetches refused by Redis at start: not ready, and says why' '
+	sleep 1.5 && is "$PORT_b" /readyz 503 && grep -q "fetching .*NOPERM" "$TMP/b.log"
+'
+rcli acl setuser default +hmget >/dev/null
+test_expect 'fetches answered again: ready, holding both meshes' '
+	within 10 is "$PORT_b" /readyz 200 &&
+	is "$PORT_b" /v1/meshes/one 200 && is "$PORT_b" /v1/meshes/two 200
+'
+# An event whose fetch is refused: applied once Redis answers again (it
+# was dropped, and the replica kept the old mesh until the next write).
+rcli acl setuser default -hmget >/dev/null
+test_expect 'an event fetched while Redis refuses, then answers: the replica takes the write' '
+	URL=http://127.0.0.1:$PORT_a put_cube three && sleep 0.5 &&
+	rcli acl setuser default +hmget >/dev/null &&
+	within 10 is "$PORT_b" /v1/meshes/three 200
+'
+
+# Redis emptied behind the replicas' backs (FLUSHALL): no connection breaks
+# and no event says so; the version numbers start again from 1.
+tri() { printf '{"vertices": [[0,0,0], [%s,0,0], [0,0,1]], "triangles": [[0,1,2]]}' "$1"; }
+# maxx PORT NAME: the x of a mesh's bounds' max (which tri body it holds)
+maxx() {
+	curl -s "http://127.0.0.1:$1/v1/meshes/$2" |
+		python3 -c 'import json, sys; print(json.load(sys.stdin).get("bounds", {}).get("max", [None])[0])'
+}
+names() {
+	curl -s "http://127.0.0.1:$1/v1/meshes" |
+		python3 -c 'import json, sys; print(" ".join(sorted(m["name"] for m in json.load(sys.stdin)["meshes"])))'
+}
+both() { [ "$(maxx "$PORT_a" "$1")" = "$2" ] && [ "$(maxx "$PORT_b" "$1")" = "$2" ]; }
+only() { [ "$(names "$PORT_a")" = "$1" ] && [ "$(names "$PORT_b")" = "$1" ]; }
+test_expect 'FLUSHALL, then a write: every replica takes it and drops what Redis lost' '
+	URL=http://127.0.0.1:$PORT_a jexpect 201 PUT /v1/meshes/m "$(tri 1)" &&
+	URL=http://127.0.0.1:$PORT_a jexpect 200 PUT /v1/meshes/m "$(tri 2)" &&
+	URL=http://127.0.0.1:$PORT_a jexpect 200 PUT /v1/meshes/m "$(tri 3)" &&
+	within 5 both m 3 && rcli flushall >/dev/null &&
+	URL=http://127.0.0.1:$PORT_a jexpect 201 PUT /v1/meshes/m "$(tri 7)" &&
+	within 8 both m 7 && within 8 only m ||
+	{ echo "m: a $(maxx "$PORT_a" m), b $(maxx "$PORT_b" m); names: a $(names "$PORT_a"), b $(names "$PORT_b")"; false; }
+'
+test_expect 'FLUSHALL alone: every replica drops every mesh, stays ready, and takes writes' '
+	rcli flushall >/dev/null && within 8 only "" &&
+	is "$PORT_a" /readyz 200 && is "$PORT_b" /readyz 200 &&
+	within 8 eval "URL=http://127.0.0.1:$PORT_b put_cube n" && within 5 only n ||
+	{ echo "names: a $(names "$PORT_a"), b $(names "$PORT_b")"; false; }
+'
+test_done
