@@ -30,6 +30,11 @@
  * server once held each write for two 30-second command timeouts. Any
  * progress within it continues a large upload. */
 #define WRITE_TIMEOUT_S 10
+/* A write queued behind another waits this long for its turn before its
+ * 503: each waiting write holds an HTTP worker thread, and with a slow
+ * Redis (a write taking its whole timeout) two writes on a two-thread
+ * replica left none for queries for 10 s and more. */
+#define WRITE_QUEUE_MS 1000
 
 /* KEYS: seq, mesh key, names, epoch; ARGV: name, blob, channel, max meshes (0:
  * none). {the new version, 1 when the store held the name (a replace)}, or
@@ -129,6 +134,21 @@ out_fail:
 	return NULL;
 }
 
+/* Lock m, waiting at most ms: 0, or nonzero when the wait ran out. */
+static int lock_within(pthread_mutex_t *m, int ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	return pthread_mutex_timedlock(m, &until);
+}
+
 /* Run a write script on the writers' connection (reconnecting once, since a
  * put or delete may be repeated): its version, or 0 when Redis cannot be
  * reached or refused (logged), or when the script answered a refusal of its
@@ -144,7 +164,13 @@ static uint64_t run_script(struct store_backend *b, const char *name, int argc,
 	char why[160] = "";
 	int attempt;
 
-	pthread_mutex_lock(&r->wlock);
+	if (lock_within(&r->wlock, WRITE_QUEUE_MS)) {
+		if (b->log)
+			log_msg(b->log, LOG_WARN,
+				"store: write of %s to %s not started: the write before it has taken over %d ms",
+				name, r->where, WRITE_QUEUE_MS);
+		return 0;
+	}
 	for (attempt = 0; attempt < 2 && !rep; attempt++) {
 		int timed_out;
 
