@@ -24,6 +24,7 @@ struct batch_pool;
 #define API_PERSIST_FAILED (-1)		/* 500 internal */
 #define API_PERSIST_UNAVAILABLE (-2)	/* 503 store_unavailable */
 #define API_PERSIST_FULL (-3)		/* 413: a new name, the shared store at --max-meshes */
+#define API_PERSIST_NO_SPACE (-4)	/* 507 insufficient_storage: --data-dir's disk full */
 #define API_PERSIST_ABSENT 1		/* persist_delete: the store held no such name */
 /* persist_put, a store shared by replicas: what the write was there (201 or
  * 200 whatever this replica has applied so far); API_PERSIST_OK leaves it

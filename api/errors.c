@@ -22,6 +22,7 @@ static const struct api_err_info err_table[API_ERR_COUNT] = {
 	[API_INTERNAL]			= { 500, "internal" },
 	[API_WORLD_NOT_FOUND]		= { 404, "world_not_found" },
 	[API_CONFLICT]			= { 409, "conflict" },
+	[API_INSUFFICIENT_STORAGE]	= { 507, "insufficient_storage" },
 };
 
 /*

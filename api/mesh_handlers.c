@@ -65,6 +65,9 @@ static void respond_persist_error(struct api_response *resp, int pr, const char 
 	if (pr == API_PERSIST_UNAVAILABLE)
 		api_respond_error(resp, API_STORE_UNAVAILABLE,
 				  "the mesh store is unavailable; retry later");
+	else if (pr == API_PERSIST_NO_SPACE)
+		api_respond_error(resp, API_INSUFFICIENT_STORAGE,
+				  "no space left on the mesh store's disk; nothing was stored");
 	else
 		api_respond_error(resp, API_INTERNAL, failed);
 }

@@ -26,7 +26,7 @@ struct store;
 
 #define METRICS_ROUTES	32
 #define METRICS_METHODS	8
-#define METRICS_STATUSES 17
+#define METRICS_STATUSES 18
 #define METRICS_BUCKETS	16	/* finite upper bounds; +Inf is the count */
 #define METRICS_KINDS	8
 

@@ -81,7 +81,7 @@ void store_backend_unlock(void *cls, const char *name)
 _Static_assert(API_PERSIST_OK == SB_OK && API_PERSIST_FAILED == SB_FAILED &&
 	       API_PERSIST_UNAVAILABLE == SB_UNAVAILABLE && API_PERSIST_FULL == SB_FULL &&
 	       API_PERSIST_ABSENT == SB_ABSENT && API_PERSIST_CREATED == SB_CREATED &&
-	       API_PERSIST_REPLACED == SB_REPLACED,
+	       API_PERSIST_REPLACED == SB_REPLACED && API_PERSIST_NO_SPACE == SB_NO_SPACE,
 	       "API_PERSIST_* (api.h) and enum sb_result agree");
 
 int store_backend_put(void *cls, const char *name, const float *xyz, size_t nvert,

@@ -38,8 +38,10 @@ struct store;
 enum sb_result {
 	SB_OK = 0,
 	SB_FAILED = -1,		/* 500: the write failed (logged) */
-	SB_UNAVAILABLE = -2,	/* 503 store_unavailable: nothing was written */
+	SB_UNAVAILABLE = -2,	/* 503 store_unavailable: not written (or, after a write
+				 * timeout, not known to be) */
 	SB_FULL = -3,		/* 413: a new name, the shared store at max_meshes; nothing written */
+	SB_NO_SPACE = -4,	/* 507: no space left on the store's disk; nothing written */
 	SB_ABSENT = 1,		/* del: the store held no such name; nothing done */
 	/* put, from a store shared by replicas, which decides what the write
 	 * was (SB_OK: written, this process's memory decides) */

@@ -46,12 +46,18 @@ static int fsync_dir(const char *dir)
 	return rc;
 }
 
+/* A failed write's result by its errno: a full disk (or quota) is no bug. */
+static enum sb_result write_failure(int err)
+{
+	return err == ENOSPC || err == EDQUOT ? SB_NO_SPACE : SB_FAILED;
+}
+
 static enum sb_result dir_put(struct store_backend *b, const char *name, const float *xyz,
 			      size_t nvert, const uint32_t *idx, size_t ntri, uint64_t version)
 {
 	struct store_dir *d = b->impl;
 	char path[PATH_MAX], tmp[PATH_MAX];
-	int fd;
+	int fd, err;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s" PERSIST_SUFFIX, d->dir, name) >=
 		    sizeof(path) ||
@@ -61,21 +67,25 @@ static enum sb_result dir_put(struct store_backend *b, const char *name, const f
 	}
 	fd = mkstemp(tmp);
 	if (fd < 0) {
-		dlog(b, LOG_ERROR, "persist: cannot create %s: %s", tmp, strerror(errno));
-		return SB_FAILED;
+		err = errno;
+		dlog(b, LOG_ERROR, "persist: cannot create %s: %s", tmp, strerror(err));
+		return write_failure(err);
 	}
 	if (fchmod(fd, 0644) || persist_write_fd(fd, xyz, nvert, idx, ntri, version) || fsync(fd)) {
-		dlog(b, LOG_ERROR, "persist: cannot write %s: %s", tmp, strerror(errno));
+		err = errno;
+		dlog(b, LOG_ERROR, "persist: cannot write %s: %s", tmp, strerror(err));
 		goto out_unlink;
 	}
 	if (close(fd)) {
+		err = errno;
 		fd = -1;
-		dlog(b, LOG_ERROR, "persist: cannot write %s: %s", tmp, strerror(errno));
+		dlog(b, LOG_ERROR, "persist: cannot write %s: %s", tmp, strerror(err));
 		goto out_unlink;
 	}
 	fd = -1;
 	if (rename(tmp, path)) {
-		dlog(b, LOG_ERROR, "persist: cannot rename to %s: %s", path, strerror(errno));
+		err = errno;
+		dlog(b, LOG_ERROR, "persist: cannot rename to %s: %s", path, strerror(err));
 		goto out_unlink;
 	}
 	if (fsync_dir(d->dir))
@@ -86,7 +96,7 @@ out_unlink:
 	if (fd >= 0)
 		close(fd);
 	unlink(tmp);
-	return SB_FAILED;
+	return write_failure(err);
 }
 
 static enum sb_result dir_del(struct store_backend *b, const char *name)

@@ -234,4 +234,27 @@ test_expect '--port in use exits non-zero' '
 	! kill -0 $p 2>/dev/null && ! wait $p
 '
 stop_daemon
+
+# A full disk under --data-dir is no bug: 507 insufficient_storage, nothing
+# stored or left behind, memory unchanged, and writes again once there is
+# room (it answered 500 internal). Needs a small tmpfs (root).
+disk_full() {
+	local rc=1
+	dd if=/dev/zero of="$TMP/full/filler" bs=64k count=64 2>/dev/null	# fills it
+	start_daemon --data-dir "$TMP/full" &&
+	expect 507 PUT /v1/meshes/cube -H 'Content-Type: application/json' --data-binary "$CUBE_JSON" &&
+	grep -q '"code":"insufficient_storage"' "$TMP/body" &&
+	expect 404 GET /v1/meshes/cube &&
+	[ -z "$(ls -A "$TMP/full" | grep -v -e '^filler$' -e '^\.lock$')" ] &&
+	rm "$TMP/full/filler" && put_cube cube && expect 200 GET /v1/meshes/cube && rc=0
+	stop_daemon
+	return $rc
+}
+mkdir -p "$TMP/full"
+if mount -t tmpfs -o size=1m tmpfs "$TMP/full" 2>/dev/null; then
+	test_expect '--data-dir on a full disk: 507 insufficient_storage, nothing stored, then writes again' disk_full
+	umount "$TMP/full"
+else
+	test_skip '--data-dir on a full disk' 'cannot mount a small tmpfs here (not root)'
+fi
 test_done
