@@ -228,30 +228,26 @@ struct mesh *store_get(struct store *s, const char *name, uint64_t *version)
 	return m;
 }
 
-enum core_result store_get_many(struct store *s, const char *const *names, size_t n,
-				struct mesh **out, size_t *bad)
+size_t store_get_many(struct store *s, const char *const *names, size_t n, struct mesh **out)
 {
 	struct table *t;
-	size_t i, k;
-	int found = 0;
+	size_t i, k, missing = 0;
+	int found;
 
 	rcu_read_lock();
 	t = atomic_load(&s->tab);	/* once: every name from this table */
 	for (i = 0; i < n; i++) {
+		found = 0;
 		k = t && store_name_valid(names[i]) ?
 			    nametab_find(t->e, t->n, sizeof(t->e[0]), names[i], &found) : 0;
-		if (!t || !store_name_valid(names[i]) || !found) {
-			rcu_read_unlock();
-			memset(out, 0, n * sizeof(*out));
-			*bad = i;
-			return CORE_ENOTFOUND;
-		}
-		out[i] = t->e[k].mesh;
+		out[i] = found ? t->e[k].mesh : NULL;
+		if (out[i])
+			mesh_ref(out[i]);
+		else
+			missing++;
 	}
-	for (i = 0; i < n; i++)
-		mesh_ref(out[i]);
 	rcu_read_unlock();
-	return CORE_OK;
+	return missing;
 }
 
 enum core_result store_delete(struct store *s, const char *name)

@@ -106,9 +106,13 @@ static enum core_result scene_build(const struct world *w, struct scene **out, s
 	 * meanwhile is old for all instances that name it, or new for all */
 	for (i = 0; i < n; i++)
 		names[i] = w->inst[i].mesh;
-	r = store_get_many(w->store, names, n, s->meshes, bad);
-	if (r != CORE_OK)
+	if (store_get_many(w->store, names, n, s->meshes)) {
+		for (i = 0; s->meshes[i]; i++)
+			;
+		*bad = i;
+		r = CORE_ENOTFOUND;
 		goto out_free;
+	}
 	for (i = 0; i < n; i++)
 		placed_bounds(s->meshes[i], &w->inst[i].xf, &lo[i], &hi[i]);
 	r = tlas_build(lo, hi, n, &s->tlas);
