@@ -46,6 +46,9 @@ struct chunk {
 	void *scratch;
 	enum core_result res;
 	size_t failed;
+	size_t done_len;		/* out.len after the last item answered */
+	size_t resume;			/* cut: the first item it did not run */
+	int cut;			/* stopped by the chunks' shared count, not its own bytes */
 	struct batch_sync *sync;
 	struct chunk *next;		/* pool queue */
 };
@@ -86,7 +89,10 @@ static void chunk_run(struct chunk *c)
 	size_t i, told = c->out.len;
 
 	c->res = CORE_OK;
+	c->done_len = c->out.len;
 	if (sync && atomic_load_explicit(&sync->over, memory_order_relaxed)) {
+		c->cut = 1;
+		c->resume = c->a;
 		chunk_over(c);
 		return;
 	}
@@ -104,6 +110,7 @@ static void chunk_run(struct chunk *c)
 			chunk_over(c);
 			return;
 		}
+		c->done_len = c->out.len;
 		if (sync && c->out.len - told >= CAP_STEP) {
 			size_t add = c->out.len - told;
 
@@ -111,6 +118,8 @@ static void chunk_run(struct chunk *c)
 			if (atomic_fetch_add_explicit(&sync->bytes, add, memory_order_relaxed) + add >
 				    sync->cap ||
 			    atomic_load_explicit(&sync->over, memory_order_relaxed)) {
+				c->cut = 1;
+				c->resume = i + 1;
 				chunk_over(c);
 				return;
 			}
@@ -344,7 +353,20 @@ static void wait_spin(atomic_size_t *left)
 			return;
 }
 
-/* The chunks of a split run: nchunks > 1, each with its scratch. */
+/* Bytes left under out's cap (SIZE_MAX: none). */
+static size_t cap_left(const struct buf *out)
+{
+	return !out->limit ? SIZE_MAX : out->limit > out->len ? out->limit - out->len : 0;
+}
+
+/*
+ * The chunks of a split run: nchunks > 1, each with its scratch. The answer
+ * is the unsplit run's: the first of an item's failure and the answer
+ * passing the cap, in item order. A chunk cut short by the others' bytes
+ * while the answer before it is still under the cap leaves that open (an
+ * item it did not run may fail first): the items from there on then run
+ * here, one after another, up to the cap at the latest.
+ */
 static enum core_result run_split(struct batch_pool *p, const struct batch_job *job,
 				  size_t nchunks, struct buf *out, size_t *failed)
 {
@@ -352,8 +374,9 @@ static enum core_result run_split(struct batch_pool *p, const struct batch_job *
 	size_t sb = (job->scratch_bytes + CACHE_LINE - 1) & ~(size_t)(CACHE_LINE - 1);
 	struct batch_sync sync;
 	enum core_result res = CORE_OK;
-	struct chunk *ch, *c;
+	struct chunk *ch, *c, rest;
 	char *scratch = NULL;
+	int done = 0;
 
 	/* whole groups to a chunk (the trailing chunks may be empty) */
 	if (job->group > 1)
@@ -414,19 +437,43 @@ static enum core_result run_split(struct batch_pool *p, const struct batch_job *
 		total += ch[k].out.len;
 	buf_reserve(out, total + 2);	/* and the framing's end */
 	for (k = 0; k < nchunks; k++) {
-		if (res == CORE_OK && ch[k].res != CORE_OK) {
-			res = ch[k].res;
-			*failed = ch[k].failed;
-		}
-		if (res == CORE_OK && ch[k].out.over) {
-			/* cut short: the answer is over the cap, not this part */
+		c = &ch[k];
+		if (done || out->over) {
+			/* decided before this chunk */
+		} else if (c->res != CORE_OK) {
+			/* the items before the failing one pass the cap first,
+			 * or the failure is the answer */
+			if (c->done_len > cap_left(out)) {
+				out->over = out->oom = 1;
+			} else {
+				res = c->res;
+				*failed = c->failed;
+			}
+			done = 1;
+		} else if (c->out.over && (!c->cut || c->done_len > cap_left(out))) {
+			/* over the cap by its own bytes, or with the chunks
+			 * before it: the answer is over the cap, not this part */
 			out->over = out->oom = 1;
-		} else if (res == CORE_OK) {
-			buf_append(out, ch[k].out.data ? ch[k].out.data : "", ch[k].out.len);
-			if (ch[k].out.oom)
+		} else if (c->out.over) {
+			/* cut short under the cap: on from its first item not
+			 * run (its scratch still holds its group's casts) */
+			buf_append(out, c->out.data ? c->out.data : "", c->done_len);
+			rest = (struct chunk){ .job = job, .a = c->resume, .b = job->n,
+					       .scratch = c->scratch };
+			rest.out = *out;
+			chunk_run(&rest);
+			*out = rest.out;
+			if (rest.res != CORE_OK) {
+				res = rest.res;
+				*failed = rest.failed;
+			}
+			done = 1;
+		} else {
+			buf_append(out, c->out.data ? c->out.data : "", c->out.len);
+			if (c->out.oom)
 				out->oom = 1;
 		}
-		buf_release(&ch[k].out);
+		buf_release(&c->out);
 	}
 	pthread_cond_destroy(&sync.cv);
 	pthread_mutex_destroy(&sync.mu);

@@ -489,7 +489,9 @@ enum core_result snapshot_build(struct store *store, struct snapmem *mem, uint64
 	struct layout l;
 	char *base;
 	uint32_t *order = NULL, *scratch = NULL;
-	size_t i, nhb = 0, bytes = 0, at = 0, maxn = 0, k, nmesh = 0;
+	const char **names = NULL;
+	struct mesh **meshes = NULL;	/* the mesh hitboxes', in the order built */
+	size_t i, nhb = 0, bytes = 0, at = 0, maxn = 0, k, nmesh = 0, held = 0;
 	enum core_result r = CORE_ENOMEM;
 
 	if (!isfinite(time_ms) || n >= WORLD_NONE)
@@ -517,10 +519,14 @@ enum core_result snapshot_build(struct store *store, struct snapmem *mem, uint64
 	base = snapmem_alloc(mem, l.total);
 	order = malloc((n ? n : 1) * sizeof(*order));
 	scratch = malloc((maxn ? maxn : 1) * sizeof(*scratch));
-	if (!base || !order || !scratch) {
+	names = malloc((nmesh ? nmesh : 1) * sizeof(*names));
+	meshes = calloc(nmesh ? nmesh : 1, sizeof(*meshes));
+	if (!base || !order || !scratch || !names || !meshes) {
 		snapmem_release(base);
 		free(order);
 		free(scratch);
+		free(names);
+		free(meshes);
 		return CORE_ENOMEM;
 	}
 	s = (struct snapshot *)base;
@@ -543,6 +549,15 @@ enum core_result snapshot_build(struct store *store, struct snapmem *mem, uint64
 			r = fail_at(fail, order[i], WORLD_NONE, CORE_EINVAL);
 			goto out_free;
 		}
+	/* every mesh hitbox from one version of the store: a mesh replaced
+	 * meanwhile is old for all hitboxes that name it, or new for all */
+	nmesh = 0;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < ents[order[i]].n; k++)
+			if (ents[order[i]].hitboxes[k].shape == HITBOX_MESH)
+				names[nmesh++] = ents[order[i]].hitboxes[k].mesh;
+	store_get_many(store, names, nmesh, meshes);
+	held = nmesh;
 	nhb = 0;
 	nmesh = 0;
 	for (i = 0; i < n; i++) {
@@ -575,9 +590,10 @@ enum core_result snapshot_build(struct store *store, struct snapmem *mem, uint64
 			h->size = hi->size;
 			memcpy(h->rot, hi->rot, sizeof(h->rot));
 			if (h->shape == HITBOX_MESH) {
+				h->mesh = meshes[nmesh];	/* the snapshot's now */
+				meshes[nmesh] = NULL;
 				h->xf = &s->xfs[nmesh++];
 				h->mesh_name = pool_put(s->strings, &at, hi->mesh);
-				h->mesh = store_get(store, hi->mesh, NULL);
 				if (!h->mesh) {
 					r = fail_at(fail, order[i], k, CORE_ENOTFOUND);
 					goto out_free;
@@ -602,12 +618,18 @@ enum core_result snapshot_build(struct store *store, struct snapmem *mem, uint64
 		goto out_free;
 	free(order);
 	free(scratch);
+	free(names);
+	free(meshes);
 	*out = s;
 	return CORE_OK;
 
 out_free:
+	for (k = 0; k < held; k++)
+		mesh_unref(meshes[k]);	/* those not handed to a hitbox */
 	free(order);
 	free(scratch);
+	free(names);
+	free(meshes);
 	snapshot_free(s);
 	return r;
 }

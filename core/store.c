@@ -228,6 +228,28 @@ struct mesh *store_get(struct store *s, const char *name, uint64_t *version)
 	return m;
 }
 
+size_t store_get_many(struct store *s, const char *const *names, size_t n, struct mesh **out)
+{
+	struct table *t;
+	size_t i, k, missing = 0;
+	int found;
+
+	rcu_read_lock();
+	t = atomic_load(&s->tab);	/* once: every name from this table */
+	for (i = 0; i < n; i++) {
+		found = 0;
+		k = t && store_name_valid(names[i]) ?
+			    nametab_find(t->e, t->n, sizeof(t->e[0]), names[i], &found) : 0;
+		out[i] = found ? t->e[k].mesh : NULL;
+		if (out[i])
+			mesh_ref(out[i]);
+		else
+			missing++;
+	}
+	rcu_read_unlock();
+	return missing;
+}
+
 enum core_result store_delete(struct store *s, const char *name)
 {
 	struct table *old, *t;

@@ -52,6 +52,13 @@ int store_would_refuse(struct store *s, const char *name, size_t max_meshes);
 /* A new reference to the named mesh (release with mesh_unref), or NULL. */
 struct mesh *store_get(struct store *s, const char *name, uint64_t *version);
 
+/* store_get for n names at once, all from one version of the store: out[i]
+ * a new reference to names[i]'s mesh, or NULL when it is not stored, every
+ * one from the table published at one instant (a put or delete meanwhile is
+ * seen by all of them or none; n store_get calls could see the old mesh for
+ * one name and the new for the next). Returns how many are not stored. */
+size_t store_get_many(struct store *s, const char *const *names, size_t n, struct mesh **out);
+
 /*
  * A read section (rcu.h), for the queries: no lock, no shared write. Inside
  * it store_peek gives the named mesh (or NULL) without a reference, valid

@@ -86,6 +86,7 @@ static void placed_bounds(const struct mesh *m, const struct xform *xf, vec3 *lo
 static enum core_result scene_build(const struct world *w, struct scene **out, size_t *bad)
 {
 	struct scene *s;
+	const char **names = NULL;
 	vec3 *lo = NULL, *hi = NULL;
 	size_t i, n = w->ninst;
 	enum core_result r = CORE_ENOMEM;
@@ -96,28 +97,35 @@ static enum core_result scene_build(const struct world *w, struct scene **out, s
 	atomic_init(&s->refs, 1);
 	s->generation = store_generation(w->store);
 	s->meshes = calloc(n ? n : 1, sizeof(*s->meshes));
+	names = malloc((n ? n : 1) * sizeof(*names));
 	lo = malloc((n ? n : 1) * sizeof(*lo));
 	hi = malloc((n ? n : 1) * sizeof(*hi));
-	if (!s->meshes || !lo || !hi)
+	if (!s->meshes || !names || !lo || !hi)
 		goto out_free;
-	for (i = 0; i < n; i++) {
-		s->meshes[i] = store_get(w->store, w->inst[i].mesh, NULL);
-		if (!s->meshes[i]) {
-			*bad = i;
-			r = CORE_ENOTFOUND;
-			goto out_free;
-		}
-		placed_bounds(s->meshes[i], &w->inst[i].xf, &lo[i], &hi[i]);
+	/* every instance from one version of the store: a mesh replaced
+	 * meanwhile is old for all instances that name it, or new for all */
+	for (i = 0; i < n; i++)
+		names[i] = w->inst[i].mesh;
+	if (store_get_many(w->store, names, n, s->meshes)) {
+		for (i = 0; s->meshes[i]; i++)
+			;
+		*bad = i;
+		r = CORE_ENOTFOUND;
+		goto out_free;
 	}
+	for (i = 0; i < n; i++)
+		placed_bounds(s->meshes[i], &w->inst[i].xf, &lo[i], &hi[i]);
 	r = tlas_build(lo, hi, n, &s->tlas);
 	if (r != CORE_OK)
 		goto out_free;
+	free(names);
 	free(lo);
 	free(hi);
 	*out = s;
 	return CORE_OK;
 
 out_free:
+	free(names);
 	free(lo);
 	free(hi);
 	scene_unref(s, n);

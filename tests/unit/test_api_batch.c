@@ -156,8 +156,10 @@ START_TEST(capped_answer_stops)
 	ck_assert(got.over);
 	ck_assert_uint_le(got.len, 64 * 1024 + 1);
 	/* about 64 items fill the cap; each chunk running may have written up
-	 * to 8 KiB (CAP_STEP) more before it is told */
-	ck_assert_msg(atomic_load(&ran) < 64 + 16 * (threads + 1), "%zu of %zu items ran",
+	 * to 8 KiB (CAP_STEP) more before it is told; and the first chunk, cut
+	 * short by the others' bytes under the cap, runs on to the cap (an
+	 * item of its not run might fail first: cap_or_failure_in_item_order) */
+	ck_assert_msg(atomic_load(&ran) < 2 * 64 + 16 * (threads + 1), "%zu of %zu items ran",
 		      atomic_load(&ran), n);
 	buf_release(&got);
 	/* exactly at the cap, and one byte under it */
@@ -271,6 +273,85 @@ START_TEST(first_failure_reported)
 }
 END_TEST
 
+/* The cap and a failing item, split or not: the first in item order
+ * decides (a 413 when the answer before the failing item passes the cap,
+ * else the failure), whichever chunk a thread ran first. The first chunk
+ * is held until the other chunks are done, so that a split
+ * meets the order that a run without threads never does. */
+struct gate {
+	size_t fail_at;		/* this item fails */
+	size_t other_from;	/* the other chunks' items start here */
+	int hold;		/* item 0 waits for the other chunks */
+	atomic_size_t others;	/* the other chunks' items answered */
+};
+
+static enum core_result gate_item(const void *cls, size_t i, void *scratch, struct buf *out)
+{
+	static const char block[1000] = { 'x' };
+	struct gate *g = (struct gate *)cls;	/* its counter only */
+
+	(void)scratch;
+	if (g->hold && i == 0) {
+		/* the others are done when their count stops moving (2 s at most) */
+		size_t last = SIZE_MAX, quiet = 0, k;
+
+		for (k = 0; k < 2000 && quiet < 20; k++) {
+			size_t now = atomic_load(&g->others);
+
+			quiet = now && now == last ? quiet + 1 : 0;
+			last = now;
+			usleep(1000);
+		}
+	}
+	if (i == g->fail_at)
+		return CORE_EINVAL;
+	if (i >= g->other_from)
+		atomic_fetch_add(&g->others, 1);
+	buf_append(out, block, sizeof(block));
+	return CORE_OK;
+}
+
+START_TEST(cap_or_failure_in_item_order)
+{
+	/* 3 workers: 16 chunks of 2048 items; 1000 bytes an item, 64 KiB cap */
+	struct batch_pool *pool = batch_pool_create(3);
+	size_t n = 8 * BATCH_SPLIT_MIN, per = n / 16;
+	/* the failure after the cap (the first item of the second chunk), and
+	 * before it (item 20 of the first) */
+	struct gate cases[2] = { { per, per, 0, 0 }, { 20, per, 0, 0 } };
+	int k;
+
+	ck_assert_ptr_nonnull(pool);
+	for (k = 0; k < 2; k++) {
+		struct gate *g = &cases[k];
+		struct batch_job job = { n, BATCH_JSON, 1000, 0, gate_item, g, 0, 0, 0 };
+		enum core_result want_r, got_r;
+		size_t want_failed = 0, got_failed = 0;
+		int want_over;
+		struct buf out;
+
+		atomic_init(&g->others, 0);
+		buf_init(&out);
+		buf_set_limit(&out, 64 * 1024);
+		want_r = batch_run(NULL, &job, &out, &want_failed);
+		want_over = out.over;
+		buf_release(&out);
+		ck_assert(k ? want_r == CORE_EINVAL && want_failed == 20 :
+			      want_r == CORE_OK && want_over);
+		g->hold = 1;
+		buf_init(&out);
+		buf_set_limit(&out, 64 * 1024);
+		got_r = batch_run(pool, &job, &out, &got_failed);
+		ck_assert_msg(got_r == want_r && out.over == want_over &&
+				      (want_r == CORE_OK || got_failed == want_failed),
+			      "case %d: split %d (item %zu, over %d), unsplit %d (item %zu, over %d)",
+			      k, got_r, got_failed, out.over, want_r, want_failed, want_over);
+		buf_release(&out);
+	}
+	batch_pool_destroy(pool);
+}
+END_TEST
+
 /* batch_pair's call: the calls made on it, the thread that made them, and
  * the other call's (the first call waits up to 100 ms for the second to
  * start, so a worker has the time to take it). */
@@ -327,6 +408,7 @@ static Suite *batch_suite(void)
 	tcase_set_timeout(tc, 20);	/* sanitizer builds on a loaded machine */
 	tcase_add_loop_test(tc, same_bytes_any_threads, 0, 5);
 	tcase_add_test(tc, first_failure_reported);
+	tcase_add_test(tc, cap_or_failure_in_item_order);
 	tcase_add_loop_test(tc, capped_answer_stops, 0, 3);
 	tcase_add_loop_test(tc, groups_stay_in_one_chunk, 0, 3);
 	tcase_add_test(tc, warm_then_run);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "obb.h"
 #include "shapes.h"
@@ -1161,6 +1162,146 @@ START_TEST(test_reader_races_writer)
 }
 END_TEST
 
+/* ---- a mesh replaced while a view is acquired: the scene resolves every
+ * instance from one version of the store (a world whose instances all name
+ * one mesh never mixes its old and new versions) */
+
+#define SV_INST 2000
+
+struct replacer {
+	struct store *s;
+	atomic_int done;
+};
+
+static void *replace_wall(void *arg)
+{
+	struct replacer *r = arg;
+	int i;
+
+	for (i = 0; !atomic_load(&r->done); i++)
+		put(r->s, "wall", cube_mesh(i % 2 ? 2 : 1));
+	return NULL;
+}
+
+START_TEST(test_scene_one_version)
+{
+	struct world_instance_in *in = calloc(SV_INST, sizeof(*in));
+	char (*ids)[8] = calloc(SV_INST, sizeof(*ids));
+	struct replacer r;
+	struct world *w;
+	pthread_t th;
+	struct timespec t0, now;
+	int i, k, mixed = 0;
+
+	ck_assert(in && ids);
+	ck_assert_int_eq(store_new(&r.s), CORE_OK);
+	put(r.s, "wall", cube_mesh(1));
+	for (k = 0; k < SV_INST; k++) {
+		snprintf(ids[k], sizeof(ids[k]), "i%d", k);
+		in[k].id = ids[k];
+		in[k].mesh = "wall";
+		xform_identity(&in[k].xf);
+		in[k].xf.m[11] = 10.0f * (float)k;	/* instance k at z = 10 k */
+		in[k].xf.inv[11] = -10.0f * (float)k;
+	}
+	w = new_world(r.s, in, SV_INST, NULL);
+	atomic_init(&r.done, 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, replace_wall, &r), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* a second of views, each built anew (the store changed meanwhile) */
+	for (i = 0, now = t0; now.tv_sec - t0.tv_sec + (now.tv_nsec - t0.tv_nsec) * 1e-9 < 1; i++) {
+		struct world_view *v;
+		float t[2];
+		size_t bad;
+
+		ck_assert_int_eq(world_view_acquire(w, &v, &bad), CORE_OK);
+		/* the first instance and the last: distance 4 (cube 1) or 3 (2) */
+		for (k = 0; k < 2; k++) {
+			struct world_shot sh = shot_at(0, 0, 10.0f * (k ? SV_INST - 1 : 0) - 5, 0, 0, 1);
+			struct world_shot_hit h;
+			uint32_t n, tot;
+
+			sh.ray.tmax = 4.5f;
+			ck_assert_int_eq(world_raycast(v, &sh, HIT_CLOSEST, 1, &h, &n, &tot, NULL),
+					 CORE_OK);
+			ck_assert_uint_eq(n, 1);
+			t[k] = h.t;
+		}
+		mixed += t[0] != t[1];
+		world_view_release(v);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	}
+	atomic_store(&r.done, 1);
+	pthread_join(th, NULL);
+	ck_assert_msg(mixed == 0, "%d of %d views mixed two versions of one mesh", mixed, i);
+	world_unref(w);
+	store_free(r.s);
+	free(ids);
+	free(in);
+}
+END_TEST
+
+/* ... and a snapshot its mesh hitboxes: every one from one version */
+START_TEST(test_snapshot_one_version)
+{
+	struct hitbox_in *h = calloc(SV_INST, sizeof(*h));
+	struct entity_in *e = calloc(SV_INST, sizeof(*e));
+	char (*ids)[8] = calloc(SV_INST, sizeof(*ids));
+	struct timespec t0, now;
+	struct replacer r;
+	struct world *w;
+	pthread_t th;
+	int i, k, mixed = 0;
+
+	ck_assert(h && e && ids);
+	ck_assert_int_eq(store_new(&r.s), CORE_OK);
+	put(r.s, "wall", cube_mesh(1));
+	for (k = 0; k < SV_INST; k++) {
+		snprintf(ids[k], sizeof(ids[k]), "e%d", k);
+		h[k] = hb_mesh("h", "wall", v3(0, 0, 10.0f * (float)k));	/* entity k at z = 10 k */
+		e[k] = (struct entity_in){ ids[k], 0, &h[k], 1 };
+	}
+	w = new_world(r.s, NULL, 0, NULL);
+	atomic_init(&r.done, 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, replace_wall, &r), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0, now = t0; now.tv_sec - t0.tv_sec + (now.tv_nsec - t0.tv_nsec) * 1e-9 < 1; i++) {
+		struct world_view *v;
+		float t[2];
+		size_t bad;
+
+		ingest1(w, (uint64_t)i + 1, 8.0 * i, e, SV_INST);
+		ck_assert_int_eq(world_view_acquire(w, &v, &bad), CORE_OK);
+		/* the first entity and the last: distance 4 (cube 1) or 3 (2) */
+		for (k = 0; k < 2; k++) {
+			struct world_shot sh = shot_at(0, 0, 10.0f * (k ? SV_INST - 1 : 0) - 5, 0, 0, 1);
+			struct world_shot_hit hit;
+			uint32_t n, tot;
+			double used;
+			int has;
+
+			sh.ray.tmax = 4.5f;
+			ck_assert_int_eq(world_hitscan(v, &sh, HIT_CLOSEST, 1, &hit, &n, &tot, &used,
+						       &has, NULL),
+					 CORE_OK);
+			ck_assert_uint_eq(n, 1);
+			t[k] = hit.t;
+		}
+		mixed += t[0] != t[1];
+		world_view_release(v);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	}
+	atomic_store(&r.done, 1);
+	pthread_join(th, NULL);
+	ck_assert_msg(mixed == 0, "%d of %d snapshots mixed two versions of one mesh", mixed, i);
+	world_unref(w);
+	store_free(r.s);
+	free(ids);
+	free(e);
+	free(h);
+}
+END_TEST
+
 static Suite *world_suite(void)
 {
 	Suite *s = suite_create("world");
@@ -1183,6 +1324,8 @@ static Suite *world_suite(void)
 	tcase_add_loop_test(tc, test_culling_vs_brute_force, 0, 2);
 	tcase_add_test(tc, test_duplicate_hitbox_ids);
 	tcase_add_test(tc, test_reader_races_writer);
+	tcase_add_test(tc, test_scene_one_version);
+	tcase_add_test(tc, test_snapshot_one_version);
 	suite_add_tcase(s, tc);
 	return s;
 }
