@@ -41,7 +41,7 @@ static void scene_unref(struct scene *s, size_t ninst)
 
 	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
-	for (i = 0; i < ninst; i++)
+	for (i = 0; s->meshes && i < ninst; i++)	/* NULL: its allocation failed */
 		mesh_unref(s->meshes[i]);
 	free(s->meshes);
 	tlas_release(&s->tlas);
