@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "deadline.h"
 #include "cpus.h"
 
 struct alloc_trimmer {
@@ -41,13 +42,7 @@ static void *trimmer_main(void *arg)
 
 	pthread_mutex_lock(&t->lock);
 	while (!t->stop) {
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += ALLOC_TRIM_PERIOD_MS / 1000;
-		until.tv_nsec += (long)(ALLOC_TRIM_PERIOD_MS % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		until = deadline_in_ms(CLOCK_MONOTONIC, ALLOC_TRIM_PERIOD_MS);
 		while (!t->stop && pthread_cond_timedwait(&t->wake, &t->lock, &until) != ETIMEDOUT)
 			;
 		if (t->stop)

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "mesh.h"
 #include "metrics.h"
+#include "deadline.h"
 #include "persist.h"
 #include "store.h"
 #include "store_backend.h"
@@ -134,24 +135,10 @@ out_fail:
 	return NULL;
 }
 
-/* Lock m, waiting at most ms: 0, or nonzero when the wait ran out. */
-static int lock_within(pthread_mutex_t *m, int ms)
-{
-	struct timespec until;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	return pthread_mutex_timedlock(m, &until);
-}
-
 /* Run a write script on the writers' connection (reconnecting once, since a
  * put or delete may be repeated): its version, or 0 when Redis cannot be
- * reached or refused (logged), or when the script answered a refusal of its
+ * reached or refused, or the write before it still runs after
+ * WRITE_QUEUE_MS (logged), or when the script answered a refusal of its
  * own, -1 or -2 (then in *refused, not logged). had: NULL for a script that
  * answers the version alone, else one that answers {version, flag}: the
  * flag (0 or 1) in *had. */
@@ -163,8 +150,9 @@ static uint64_t run_script(struct store_backend *b, const char *name, int argc,
 	uint64_t v = 0;
 	char why[160] = "";
 	int attempt;
+	struct timespec until = deadline_in_ms(CLOCK_REALTIME, WRITE_QUEUE_MS);
 
-	if (lock_within(&r->wlock, WRITE_QUEUE_MS)) {
+	if (pthread_mutex_timedlock(&r->wlock, &until)) {
 		if (b->log)
 			log_msg(b->log, LOG_WARN,
 				"store: write of %s to %s not started: the write before it has taken over %d ms",

@@ -1183,15 +1183,68 @@ static void *replace_wall(void *arg)
 	return NULL;
 }
 
+/* The wall at the first and the last of the SV_INST places (z = 10 k) met
+ * at the same distance: 4 (cube 1) or 3 (cube 2), one version of the wall;
+ * by world_hitscan (entities) or world_raycast (static instances). */
+static int first_and_last_agree(struct world_view *v, int entities)
+{
+	float t[2];
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		struct world_shot sh = shot_at(0, 0, 10.0f * (k ? SV_INST - 1 : 0) - 5, 0, 0, 1);
+		struct world_shot_hit h;
+		uint32_t n, tot;
+		double used;
+		int has;
+
+		sh.ray.tmax = 4.5f;
+		ck_assert_int_eq(entities ? world_hitscan(v, &sh, HIT_CLOSEST, 1, &h, &n, &tot, &used,
+							  &has, NULL)
+					  : world_raycast(v, &sh, HIT_CLOSEST, 1, &h, &n, &tot, NULL),
+				 CORE_OK);
+		ck_assert_uint_eq(n, 1);
+		t[k] = h.t;
+	}
+	return t[0] == t[1];
+}
+
+/* A second of views of w while r's thread replaces the wall, each view
+ * built anew: with e, after ingesting a snapshot of SV_INST entities e.
+ * How many of the *rounds views mixed two versions. */
+static int mixed_views(struct world *w, struct replacer *r, const struct entity_in *e, int *rounds)
+{
+	struct timespec t0, now;
+	pthread_t th;
+	int i, mixed = 0;
+
+	atomic_init(&r->done, 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, replace_wall, r), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0, now = t0; now.tv_sec - t0.tv_sec + (now.tv_nsec - t0.tv_nsec) * 1e-9 < 1; i++) {
+		struct world_view *v;
+		size_t bad;
+
+		if (e)
+			ingest1(w, (uint64_t)i + 1, 8.0 * i, e, SV_INST);
+		ck_assert_int_eq(world_view_acquire(w, &v, &bad), CORE_OK);
+		mixed += !first_and_last_agree(v, e != NULL);
+		world_view_release(v);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	}
+	atomic_store(&r->done, 1);
+	pthread_join(th, NULL);
+	*rounds = i;
+	return mixed;
+}
+
 START_TEST(test_scene_one_version)
 {
 	struct world_instance_in *in = calloc(SV_INST, sizeof(*in));
 	char (*ids)[8] = calloc(SV_INST, sizeof(*ids));
 	struct replacer r;
 	struct world *w;
-	pthread_t th;
-	struct timespec t0, now;
-	int i, k, mixed = 0;
+	int i, k, mixed;
 
 	ck_assert(in && ids);
 	ck_assert_int_eq(store_new(&r.s), CORE_OK);
@@ -1205,34 +1258,8 @@ START_TEST(test_scene_one_version)
 		in[k].xf.inv[11] = -10.0f * (float)k;
 	}
 	w = new_world(r.s, in, SV_INST, NULL);
-	atomic_init(&r.done, 0);
-	ck_assert_int_eq(pthread_create(&th, NULL, replace_wall, &r), 0);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* a second of views, each built anew (the store changed meanwhile) */
-	for (i = 0, now = t0; now.tv_sec - t0.tv_sec + (now.tv_nsec - t0.tv_nsec) * 1e-9 < 1; i++) {
-		struct world_view *v;
-		float t[2];
-		size_t bad;
-
-		ck_assert_int_eq(world_view_acquire(w, &v, &bad), CORE_OK);
-		/* the first instance and the last: distance 4 (cube 1) or 3 (2) */
-		for (k = 0; k < 2; k++) {
-			struct world_shot sh = shot_at(0, 0, 10.0f * (k ? SV_INST - 1 : 0) - 5, 0, 0, 1);
-			struct world_shot_hit h;
-			uint32_t n, tot;
-
-			sh.ray.tmax = 4.5f;
-			ck_assert_int_eq(world_raycast(v, &sh, HIT_CLOSEST, 1, &h, &n, &tot, NULL),
-					 CORE_OK);
-			ck_assert_uint_eq(n, 1);
-			t[k] = h.t;
-		}
-		mixed += t[0] != t[1];
-		world_view_release(v);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	}
-	atomic_store(&r.done, 1);
-	pthread_join(th, NULL);
+	mixed = mixed_views(w, &r, NULL, &i);
 	ck_assert_msg(mixed == 0, "%d of %d views mixed two versions of one mesh", mixed, i);
 	world_unref(w);
 	store_free(r.s);
@@ -1247,11 +1274,9 @@ START_TEST(test_snapshot_one_version)
 	struct hitbox_in *h = calloc(SV_INST, sizeof(*h));
 	struct entity_in *e = calloc(SV_INST, sizeof(*e));
 	char (*ids)[8] = calloc(SV_INST, sizeof(*ids));
-	struct timespec t0, now;
 	struct replacer r;
 	struct world *w;
-	pthread_t th;
-	int i, k, mixed = 0;
+	int i, k, mixed;
 
 	ck_assert(h && e && ids);
 	ck_assert_int_eq(store_new(&r.s), CORE_OK);
@@ -1262,37 +1287,7 @@ START_TEST(test_snapshot_one_version)
 		e[k] = (struct entity_in){ ids[k], 0, &h[k], 1 };
 	}
 	w = new_world(r.s, NULL, 0, NULL);
-	atomic_init(&r.done, 0);
-	ck_assert_int_eq(pthread_create(&th, NULL, replace_wall, &r), 0);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (i = 0, now = t0; now.tv_sec - t0.tv_sec + (now.tv_nsec - t0.tv_nsec) * 1e-9 < 1; i++) {
-		struct world_view *v;
-		float t[2];
-		size_t bad;
-
-		ingest1(w, (uint64_t)i + 1, 8.0 * i, e, SV_INST);
-		ck_assert_int_eq(world_view_acquire(w, &v, &bad), CORE_OK);
-		/* the first entity and the last: distance 4 (cube 1) or 3 (2) */
-		for (k = 0; k < 2; k++) {
-			struct world_shot sh = shot_at(0, 0, 10.0f * (k ? SV_INST - 1 : 0) - 5, 0, 0, 1);
-			struct world_shot_hit hit;
-			uint32_t n, tot;
-			double used;
-			int has;
-
-			sh.ray.tmax = 4.5f;
-			ck_assert_int_eq(world_hitscan(v, &sh, HIT_CLOSEST, 1, &hit, &n, &tot, &used,
-						       &has, NULL),
-					 CORE_OK);
-			ck_assert_uint_eq(n, 1);
-			t[k] = hit.t;
-		}
-		mixed += t[0] != t[1];
-		world_view_release(v);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	}
-	atomic_store(&r.done, 1);
-	pthread_join(th, NULL);
+	mixed = mixed_views(w, &r, e, &i);
 	ck_assert_msg(mixed == 0, "%d of %d snapshots mixed two versions of one mesh", mixed, i);
 	world_unref(w);
 	store_free(r.s);
