@@ -353,12 +353,6 @@ static void wait_spin(atomic_size_t *left)
 			return;
 }
 
-/* Bytes left under out's cap (SIZE_MAX: none). */
-static size_t cap_left(const struct buf *out)
-{
-	return !out->limit ? SIZE_MAX : out->limit > out->len ? out->limit - out->len : 0;
-}
-
 /*
  * The chunks of a split run: nchunks > 1, each with its scratch. The answer
  * is the unsplit run's: the first of an item's failure and the answer
@@ -443,14 +437,14 @@ static enum core_result run_split(struct batch_pool *p, const struct batch_job *
 		} else if (c->res != CORE_OK) {
 			/* the items before the failing one pass the cap first,
 			 * or the failure is the answer */
-			if (c->done_len > cap_left(out)) {
+			if (c->done_len > buf_cap_left(out)) {
 				out->over = out->oom = 1;
 			} else {
 				res = c->res;
 				*failed = c->failed;
 			}
 			done = 1;
-		} else if (c->out.over && (!c->cut || c->done_len > cap_left(out))) {
+		} else if (c->out.over && (!c->cut || c->done_len > buf_cap_left(out))) {
 			/* over the cap by its own bytes, or with the chunks
 			 * before it: the answer is over the cap, not this part */
 			out->over = out->oom = 1;

@@ -64,6 +64,12 @@ void buf_put_double(struct buf *b, double d);
 #define BUF_NUMBER_ROOM 64
 #define BUF_NUMBER_LEN 25
 
+/* Bytes b may still take under its cap (SIZE_MAX: no cap). */
+static inline size_t buf_cap_left(const struct buf *b)
+{
+	return !b->limit ? SIZE_MAX : b->limit > b->len ? b->limit - b->len : 0;
+}
+
 /* The bytes that may be written at buf_end(b) now with no growth and
  * within the cap: 0 after oom. */
 static inline size_t buf_room(const struct buf *b)

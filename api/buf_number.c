@@ -41,18 +41,12 @@ static int u64_digits(uint64_t v, char *out)
 	return nd;
 }
 
-/* Bytes left under b's cap (SIZE_MAX: no cap). */
-static size_t cap_left(const struct buf *b)
-{
-	return !b->limit ? SIZE_MAX : b->limit > b->len ? b->limit - b->len : 0;
-}
-
 void buf_put_u64(struct buf *b, uint64_t v)
 {
 	/* near the cap, its digits alone: the cap trips at the answer's own
 	 * bytes, not at the room written through (a split batch's chunks,
 	 * far from it, would pass the same answer) */
-	if (cap_left(b) < 20) {
+	if (buf_cap_left(b) < 20) {
 		char tmp[20];
 
 		buf_append(b, tmp, (size_t)u64_digits(v, tmp));
@@ -494,7 +488,7 @@ size_t buf_format_float(char *out, float f)
  * thread count. */
 static void put_formatted(struct buf *b, const char *tmp, size_t len, int nd)
 {
-	if (cap_left(b) < (size_t)nd + 32) {
+	if (buf_cap_left(b) < (size_t)nd + 32) {
 		buf_append(b, tmp, len);
 		return;
 	}

@@ -17,8 +17,9 @@ static const char *const method_names[METRICS_METHODS] = {
 static const int status_codes[METRICS_STATUSES] = {
 	200, 201, 204, 400, 401, 403, 404, 405, 408, 409, 413, 415, 431, 500, 503, 507, 0, -1,
 };
-/* index 15: a request that ended before a response was sent ("0"),
- * index 16: any other code ("other"); 409 is the snapshots' conflict */
+/* the next to last: a request that ended before a response was sent ("0"),
+ * the last: any other code ("other"); 409 is the snapshots' conflict, 507
+ * a full --data-dir */
 
 /* Upper bounds in microseconds. */
 static const uint64_t bucket_us[METRICS_BUCKETS] = {

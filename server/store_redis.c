@@ -313,6 +313,29 @@ static int listen_events(struct store_backend *b, redisContext *sub, redisContex
 	}
 }
 
+/* Resync on sync (t0: when it began): up and ready once done, logged as
+ * what; 0, or -1 when it failed. */
+static int resynced(struct store_backend *b, redisContext *sync, double t0, const char *what)
+{
+	struct store_redis *r = b->impl;
+	size_t loaded, dropped;
+
+	if (store_redis_resync(b, sync, &loaded, &dropped))
+		return -1;
+	/* the fetched blobs are freed: give their pages back */
+	malloc_trim(0);
+	set_state(b, 1);
+	if (b->metrics)
+		atomic_fetch_add(&b->metrics->store_resyncs, 1);
+	if (b->ready)
+		atomic_store(b->ready, 1);
+	if (b->log)
+		log_msg(b->log, LOG_INFO,
+			"store: %s %s; resync fetched %zu meshes, dropped %zu, in %.0f ms",
+			r->where, what, loaded, dropped, now_ms() - t0);
+	return 0;
+}
+
 static void *watch_main(void *arg)
 {
 	struct store_backend *b = arg;
@@ -320,7 +343,6 @@ static void *watch_main(void *arg)
 	unsigned backoff = BACKOFF_MIN_MS;
 	redisContext *sub, *sync;
 	redisReply *rep;
-	size_t loaded, dropped;
 	char why[160];
 	int logged_down = 0, loaded_once = 0, refused, k;
 	double t0;
@@ -333,29 +355,22 @@ static void *watch_main(void *arg)
 		sync = sub ? store_redis_connect(r, why, sizeof(why), &refused) : NULL;
 		rep = sync ? redisCommand(sub, "SUBSCRIBE " CHANNEL) : NULL;
 		if (rep && rep->type == REDIS_REPLY_ARRAY) {
-			if (store_redis_resync(b, sync, &loaded, &dropped) == 0) {
-				/* the fetched blobs are freed: give their pages back */
-				malloc_trim(0);
-				set_state(b, 1);
-				if (b->metrics)
-					atomic_fetch_add(&b->metrics->store_resyncs, 1);
-				if (b->ready)
-					atomic_store(b->ready, 1);
-				if (b->log)
-					log_msg(b->log, LOG_INFO,
-						"store: %s connected and subscribed; resync fetched %zu meshes, dropped %zu, in %.0f ms",
-						r->where, loaded, dropped, now_ms() - t0);
+			if (resynced(b, sync, t0, "connected and subscribed") == 0) {
 				logged_down = 0;
 				loaded_once = 1;
 				backoff = BACKOFF_MIN_MS;
-				k = listen_events(b, sub, sync);
+				/* emptied behind the replicas' backs (FLUSHALL): the
+				 * connections hold and Redis is up: resync on them,
+				 * writes answered all along */
+				while ((k = listen_events(b, sub, sync)) == 1 &&
+				       resynced(b, sync, now_ms(), "emptied (another epoch)") == 0)
+					;
 				if (k == 0)
 					snprintf(why, sizeof(why), "stopping");
-				else if (k == 1)
-					snprintf(why, sizeof(why), "emptied: its epoch is not the last resync's");
 				else
 					snprintf(why, sizeof(why), "%s", sub->err ? sub->errstr :
-						 sync->err ? sync->errstr : "connection lost");
+						 sync->err ? sync->errstr :
+						 k == 1 ? "resync failed" : "connection lost");
 			} else if (!why[0]) {
 				snprintf(why, sizeof(why), "resync failed: %s",
 					 sync->err ? sync->errstr : "unexpected reply");

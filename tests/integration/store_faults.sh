@@ -96,9 +96,20 @@ test_expect 'FLUSHALL, then a write: every replica takes it and drops what Redis
 	within 8 both m 7 && within 8 only m ||
 	{ echo "m: a $(maxx "$PORT_a" m), b $(maxx "$PORT_b" m); names: a $(names "$PORT_a"), b $(names "$PORT_b")"; false; }
 '
-test_expect 'FLUSHALL alone: every replica drops every mesh, stays ready, and takes writes' '
-	rcli flushall >/dev/null && within 8 only "" &&
+# store_up PORT: the replica's collisiond_store_up
+store_up() { curl -s "http://127.0.0.1:$1/metrics" | awk '$1 == "collisiond_store_up" { print $2 }'; }
+# up_through S: both replicas report the store up at every sample for S s
+up_through() {
+	local k
+	for ((k = 0; k < $1 * 50; k++)); do
+		[ "$(store_up "$PORT_a")" = 1 ] && [ "$(store_up "$PORT_b")" = 1 ] || return 1
+		sleep 0.02
+	done
+}
+test_expect 'FLUSHALL alone: every replica drops every mesh, stays ready and up, and takes writes' '
+	rcli flushall >/dev/null && up_through 3 && within 8 only "" &&
 	is "$PORT_a" /readyz 200 && is "$PORT_b" /readyz 200 &&
+	grep -q "went back" "$TMP/a.log" && ! grep -q "unavailable (emptied" "$TMP/a.log" "$TMP/b.log" &&
 	within 8 eval "URL=http://127.0.0.1:$PORT_b put_cube n" && within 5 only n ||
 	{ echo "names: a $(names "$PORT_a"), b $(names "$PORT_b")"; false; }
 '
