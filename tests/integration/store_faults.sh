@@ -114,9 +114,11 @@ test_expect 'FLUSHALL alone: every replica drops every mesh, stays ready and up,
 	{ echo "names: a $(names "$PORT_a"), b $(names "$PORT_b")"; false; }
 '
 # A slow Redis (DEBUG SLEEP: every command waits): the write that reached
-# it holds its worker thread, but writes queued behind it answer 503 after
-# about a second instead of waiting their turn, so the replica's other
-# thread answers queries again (both threads once waited for Redis: 6 s).
+# it holds its worker thread, but a write queued behind it on another
+# thread answers 503 after about a second instead of waiting its turn, so
+# that thread answers queries again (both threads once waited for Redis:
+# every raycast took 3.8 s). Which thread takes a connection is the
+# kernel's choice, so the check is on the queries: some answered at once.
 slow_put() {
 	curl -s -o /dev/null -w '%{http_code} %{time_total}\n' --max-time 20 -X PUT \
 		-H 'Content-Type: application/json' --data-binary "$CUBE_JSON" \
@@ -128,19 +130,19 @@ ray_a() {
 		-d '{"origin": [0.1, 0.2, 5], "direction": [0, 0, -1]}' \
 		"http://127.0.0.1:$PORT_a/v1/meshes/n/raycast" >"$TMP/ray_$1"
 }
-# the round: Redis asleep 6 s, three PUTs, then 12 raycasts on fresh
+# the round: Redis asleep 6 s, four PUTs, then 12 raycasts on fresh
 # connections (spread over both threads) once the queued PUTs gave up
 slow_round() {
 	local pids="" k
 	(rcli debug sleep 6 >/dev/null &)
 	sleep 0.3
-	for k in 1 2 3; do slow_put "s$k" & pids="$pids $!"; done
+	for k in 1 2 3 4; do slow_put "s$k" & pids="$pids $!"; done
 	sleep 1.8
 	for k in $(seq 12); do ray_a "$k" & pids="$pids $!"; done
 	wait $pids
 	cat "$TMP"/put_s* "$TMP"/ray_*
-	[ "$(awk '$1 == 503 && $2 < 2.5' "$TMP"/put_s* | wc -l)" -ge 1 ] &&
+	[ "$(awk '$1 != 201 && $1 != 200 && $1 != 503' "$TMP"/put_s* | wc -l)" = 0 ] &&
 		[ "$(awk '$1 == 200 && $2 < 2.5' "$TMP"/ray_* | wc -l)" -ge 1 ]
 }
-test_expect 'Redis slow: writes queued behind it answer 503 within ~1 s, queries go on' slow_round
+test_expect 'Redis slow: writes queued behind it give way within ~1 s, queries go on' slow_round
 test_done
