@@ -209,7 +209,7 @@ reliability: deps-test
 lint-spec:
 	npx --yes @redocly/cli@1.34.20 lint api/openapi.yaml
 image:
-	@if command -v podman >/dev/null; then podman build --format docker --pull=never -f docker/Dockerfile -t collisiond .; \
+	@if command -v podman >/dev/null; then podman build --format docker -f docker/Dockerfile -t collisiond .; \
 	 else docker build -f docker/Dockerfile -t collisiond .; fi
 
 # ---- store backends: the persistence races at length (bounded in make test)

@@ -255,6 +255,6 @@ if mount -t tmpfs -o size=1m tmpfs "$TMP/full" 2>/dev/null; then
 	test_expect '--data-dir on a full disk: 507 insufficient_storage, nothing stored, then writes again' disk_full
 	umount "$TMP/full"
 else
-	test_skip '--data-dir on a full disk' 'cannot mount a small tmpfs here (not root)'
+	test_skip '--data-dir on a full disk' 'cannot mount a small tmpfs here (not root, or in a container)'
 fi
 test_done
