@@ -14,10 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "deadline.h"
 #include "log.h"
 #include "mesh.h"
 #include "metrics.h"
-#include "deadline.h"
 #include "persist.h"
 #include "store.h"
 #include "store_backend.h"
