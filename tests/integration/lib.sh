@@ -79,9 +79,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# One free TCP port on 127.0.0.1, chosen by the kernel.
+# One free TCP port on 127.0.0.1, chosen by the kernel, and none this script
+# was given before (free once closed, the kernel may hand one out again: a
+# daemon once took the port kept for the Redis started after it). Called
+# as $(free_port): the ports given are kept in a file.
 free_port() {
-	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
+	local p
+	for ((;;)); do
+		p=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
+		grep -qx "$p" "$TMP/ports_given" 2>/dev/null && continue
+		echo "$p" >>"$TMP/ports_given"
+		echo "$p"
+		return
+	done
 }
 
 # test_expect DESC CODE: run CODE, print one TAP line.
