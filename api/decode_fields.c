@@ -8,6 +8,7 @@
 
 #include "decode.h"
 #include "decode_fields.h"
+#include "json_path.h"
 #include "store.h"
 
 enum api_err api_json_parse_in(const char *body, size_t len, struct json_arena *a, cJSON **root,
@@ -24,7 +25,7 @@ enum api_err api_json_parse_in(const char *body, size_t len, struct json_arena *
 	if (e == API_INTERNAL)
 		return api_fail_set(f, API_INTERNAL, "out of memory parsing the body");
 	if (e)
-		return api_fail_set(f, e, "body: %s at byte %zu", why, off);
+		return json_fail_at_byte(f, e, body, len, off, why);
 	return API_OK;
 }
 

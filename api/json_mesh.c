@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json_mesh.h"
+#include "json_path.h"
 
 /*
  * Faults are not reported as they are met: decode_mesh_json() sees the whole
@@ -523,7 +524,7 @@ enum api_err json_mesh_decode(const char *body, size_t len, size_t max_tris,
 		if (r.c.err == API_INTERNAL)
 			e = api_fail_set(f, API_INTERNAL, "out of memory parsing the body");
 		else
-			e = api_fail_set(f, r.c.err, "body: %s at byte %zu", r.c.why, r.c.i);
+			e = json_fail_at_byte(f, r.c.err, body, len, r.c.i, r.c.why);
 	} else {
 		e = verdict(&r, out, f);
 	}
