@@ -19,7 +19,7 @@ enum api_err {
 	API_INTERNAL,			/* 500 internal */
 	API_WORLD_NOT_FOUND,		/* 404 world_not_found */
 	API_CONFLICT,			/* 409 conflict (a snapshot tick that does not increase) */
-	API_INSUFFICIENT_STORAGE,	/* 507 insufficient_storage (--data-dir's disk full) */
+	API_INSUFFICIENT_STORAGE,	/* 507 insufficient_storage (--max-memory full, --data-dir disk full) */
 	API_ERR_COUNT
 };
 

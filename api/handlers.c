@@ -6,6 +6,7 @@
 
 #include "encode.h"
 #include "handlers.h"
+#include "membudget.h"
 #include "response_cap.h"
 
 /* Sent when not even an error body can be allocated. */
@@ -49,6 +50,16 @@ void api_respond_error(struct api_response *resp, enum api_err e, const char *ms
 	encode_error(&resp->body, info->code, msg);
 	if (resp->body.oom)
 		respond_oom(resp);
+}
+
+void api_respond_memory_full(struct api_response *resp, const char *what)
+{
+	char msg[200];
+
+	snprintf(msg, sizeof(msg),
+		 "memory: no room for this %s under --max-memory (%zu bytes; meshes and snapshots hold %zu)",
+		 what, membudget_limit(), membudget_held());
+	api_respond_error(resp, API_INSUFFICIENT_STORAGE, msg);
 }
 
 void api_respond_fail(struct api_response *resp, const struct api_fail *f)

@@ -45,6 +45,9 @@ struct api_match {
  * metrics fields, allow and www_authenticate. */
 void api_respond_error(struct api_response *resp, enum api_err e, const char *msg);
 void api_respond_fail(struct api_response *resp, const struct api_fail *f);
+/* 507 insufficient_storage: the memory budget (--max-memory, membudget.h)
+ * has no room for what (a "mesh", a "snapshot"); nothing was stored. */
+void api_respond_memory_full(struct api_response *resp, const char *what);
 
 /* The entry of the NULL-terminated types (each in lower case) that the
  * media type of content_type names (parameters ignored, any case); NULL

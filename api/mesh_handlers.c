@@ -136,6 +136,9 @@ static void respond_build_error(struct api_response *resp, enum core_result r, s
 		snprintf(msg, sizeof(msg), "triangles: more than %zu", max_tris);
 		api_respond_error(resp, API_PAYLOAD_TOO_LARGE, msg);
 		return;
+	case CORE_ENOSPACE:
+		api_respond_memory_full(resp, "mesh");
+		return;
 	default:
 		api_respond_error(resp, API_INTERNAL, "out of memory building the mesh");
 	}

@@ -267,6 +267,9 @@ void handle_world_snapshot(const struct api_ctx *ctx, const struct api_request *
 	case CORE_ETOOBIG:
 		api_respond_error(resp, API_PAYLOAD_TOO_LARGE, "entities: too many hitboxes");
 		break;
+	case CORE_ENOSPACE:
+		api_respond_memory_full(resp, "snapshot");
+		break;
 	default:
 		api_respond_error(resp, API_INTERNAL, core_result_str(r));
 	}

@@ -14,6 +14,7 @@ const char *core_result_str(enum core_result r)
 	case CORE_ENOTFOUND: return "not found";
 	case CORE_ECONFLICT: return "conflict";
 	case CORE_ERANGE: return "out of range";
+	case CORE_ENOSPACE: return "memory budget full";
 	}
 	return "unknown";
 }

@@ -19,6 +19,7 @@ enum core_result {
 	CORE_ENOTFOUND,		/* no such name in the store */
 	CORE_ECONFLICT,		/* worlds: a tick or time that does not increase */
 	CORE_ERANGE,		/* worlds: a time older than the history held */
+	CORE_ENOSPACE,		/* the memory budget (membudget.h) has no room for it */
 };
 
 /* A short, static, human-readable text for a result code. */

@@ -10,6 +10,7 @@
 
 #include "bigmem.h"
 #include "exact.h"
+#include "membudget.h"
 #include "mesh_impl.h"
 #include "par.h"
 
@@ -31,6 +32,7 @@ static void mesh_free(struct mesh *m)
 	free(m->idx);
 	free(m->prims);
 	bvh_release(&m->bvh);
+	membudget_give(m->budget_bytes);
 	free(m);
 }
 
@@ -228,6 +230,9 @@ enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 			return CORE_EINDEX;
 		}
 	}
+	/* at least the vertices and indices kept: no build when they cannot fit */
+	if (!membudget_fits(sizeof(*m) + 3 * sizeof(float) * nvert + 3 * sizeof(uint32_t) * ntri))
+		return CORE_ENOSPACE;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return CORE_ENOMEM;
@@ -292,6 +297,11 @@ enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 		m->memory_bytes += sizeof(*m->prims) * nblocks + sizeof(struct bvh_node) * m->bvh.nnodes;
 	}
 	m->memory_bytes += sizeof(*m) + 3 * sizeof(float) * nvert + 3 * sizeof(uint32_t) * ntri;
+	if (membudget_take(m->memory_bytes)) {
+		rc = CORE_ENOSPACE;
+		goto out_free;
+	}
+	m->budget_bytes = m->memory_bytes;
 	free(bc.to);
 	free(bc.p);
 	m->build_ms = now_ms() - t0;

@@ -39,8 +39,9 @@ struct mesh_info {
  * (3 vertex indices each, 0-based). Copies the arrays.
  * Fails with CORE_EEMPTY (no vertex or no triangle), CORE_ENONFINITE,
  * CORE_EINDEX (*bad_index = the first offending triangle), CORE_ETOOBIG
- * (ntri > MESH_MAX_TRIANGLES or a size overflow) or CORE_ENOMEM.
- * bad_index may be NULL.
+ * (ntri > MESH_MAX_TRIANGLES or a size overflow), CORE_ENOSPACE (the
+ * memory budget, membudget.h, has no room for memory_bytes; the mesh holds
+ * them from here until it is freed) or CORE_ENOMEM. bad_index may be NULL.
  */
 enum core_result mesh_build(const float *xyz, size_t nvert, const uint32_t *idx,
 			    size_t ntri, struct mesh **out, size_t *bad_index);

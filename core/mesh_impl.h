@@ -53,6 +53,7 @@ struct mesh {
 	vec3 center;		/* the matrices act on p - center */
 	vec3 min, max;
 	size_t memory_bytes;
+	size_t budget_bytes;	/* taken from membudget.h: given back when freed */
 	double build_ms;
 };
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "membudget.h"
 #include "snapmem.h"
 #include "world_impl.h"
 
@@ -178,6 +179,7 @@ static void snapshot_free(struct snapshot *s)
 		mesh_unref(s->hbs[i].mesh);
 	tlas_release(&s->own);
 	tlas_release(&s->pair);
+	membudget_give(s->budget_bytes);
 	snapmem_release(s);
 }
 
@@ -516,12 +518,15 @@ enum core_result snapshot_build(struct store *store, struct snapmem *mem, uint64
 	if (nhb >= WORLD_NONE)
 		return fail_at(fail, WORLD_NONE, WORLD_NONE, CORE_ETOOBIG);
 	layout_of(&l, n, nhb, bytes, nmesh, prev);
+	if (membudget_take(l.total))
+		return fail_at(fail, WORLD_NONE, WORLD_NONE, CORE_ENOSPACE);
 	base = snapmem_alloc(mem, l.total);
 	order = malloc((n ? n : 1) * sizeof(*order));
 	scratch = malloc((maxn ? maxn : 1) * sizeof(*scratch));
 	names = malloc((nmesh ? nmesh : 1) * sizeof(*names));
 	meshes = calloc(nmesh ? nmesh : 1, sizeof(*meshes));
 	if (!base || !order || !scratch || !names || !meshes) {
+		membudget_give(l.total);
 		snapmem_release(base);
 		free(order);
 		free(scratch);
@@ -532,6 +537,7 @@ enum core_result snapshot_build(struct store *store, struct snapmem *mem, uint64
 	s = (struct snapshot *)base;
 	memset(s, 0, sizeof(*s));
 	atomic_init(&s->refs, 1);
+	s->budget_bytes = l.total;
 	s->tick = tick;
 	s->time_ms = time_ms;
 	s->ents = (struct entity *)(base + l.ents);

@@ -96,7 +96,9 @@ void world_unref(struct world *w);	/* NULL is fine */
  * Add one tick. tick and time_ms must exceed the newest held
  * (CORE_ECONFLICT). CORE_EINVAL for a duplicate entity id (fail->item) or
  * hitbox id (fail->hitbox), a bad layer or shape; CORE_ENOTFOUND for a mesh
- * hitbox naming no stored mesh (fail->item, fail->hitbox); CORE_ENOMEM.
+ * hitbox naming no stored mesh (fail->item, fail->hitbox); CORE_ENOSPACE
+ * when the memory budget (membudget.h) has no room for the snapshot;
+ * CORE_ENOMEM.
  * On failure the world is unchanged. Snapshots that fall out of the history
  * are dropped (freed once no view holds them).
  */

@@ -59,6 +59,7 @@ struct entity {
 
 struct snapshot {
 	atomic_size_t refs;
+	size_t budget_bytes;	/* its block's, taken from membudget.h */
 	uint64_t tick;
 	double time_ms;
 	size_t nent, nhb;

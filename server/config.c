@@ -46,6 +46,9 @@ const char config_usage[] =
 	"  --max-world-snapshots N  snapshots one world keeps, >= 2 (256)\n"
 	"  --max-response-bytes SIZE  largest response body; a bigger answer is\n"
 	"                           413 payload_too_large (64M, at least 1K)\n"
+	"  --max-memory SIZE        bytes the meshes and world snapshots held may\n"
+	"                           take; past it a PUT or snapshot is 507\n"
+	"                           insufficient_storage; 0 = unlimited (0)\n"
 	"  --http-engine E          auto (default: epoll for plain HTTP, mhd with\n"
 	"                           TLS), epoll (own HTTP/1.1 server, no TLS) or\n"
 	"                           mhd (libmicrohttpd)\n"
@@ -105,6 +108,7 @@ static const struct opt opts[] = {
 	{ "max-boxes", OPT_COUNT, F(max_boxes), 1, UINT32_MAX },
 	{ "max-triangles", OPT_COUNT, F(max_triangles), 1, MESH_MAX_TRIANGLES },
 	{ "max-meshes", OPT_COUNT, F(max_meshes), 0, UINT32_MAX },
+	{ "max-memory", OPT_COUNT, F(max_memory), 0, SIZE_OPT_MAX },
 	{ "max-worlds", OPT_COUNT, F(max_worlds), 0, UINT32_MAX },
 	{ "max-world-instances", OPT_COUNT, F(max_world_instances), 1, UINT32_MAX >> 1 },
 	{ "max-world-entities", OPT_COUNT, F(max_world_entities), 1, UINT32_MAX >> 1 },

@@ -38,6 +38,7 @@ struct config {
 	size_t max_world_hitboxes;
 	size_t max_world_snapshots;	/* >= 2 */
 	size_t max_response_bytes;	/* response body cap (413 past it) */
+	size_t max_memory;		/* meshes + world snapshots held; 0 = unlimited */
 	const char *http_engine;	/* "auto" (default: epoll unless TLS), "epoll" (plain HTTP only) or "mhd" */
 	const char *tls_cert;		/* path; both or neither with tls_key */
 	const char *tls_key;

@@ -15,6 +15,7 @@
 #include "demo.h"
 #include "http.h"
 #include "log.h"
+#include "membudget.h"
 #include "metrics.h"
 #include "store.h"
 #include "world_registry.h"
@@ -88,6 +89,7 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 	atomic_int ready;
 	char err[256];
 	char who[80];			/* what set --store or --data-dir (messages) */
+	enum core_result r;
 	int sig, status = 1;
 
 	memset(&api, 0, sizeof(api));
@@ -101,6 +103,7 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 		log_msg(log, LOG_ERROR, "out of memory");
 		goto out_free_metrics;
 	}
+	membudget_set_limit(cfg->max_memory);
 	api.limits.max_batch = cfg->max_batch;
 	api.limits.max_boxes = cfg->max_boxes;
 	api.limits.max_triangles = cfg->max_triangles;
@@ -125,8 +128,9 @@ static int run(const struct config *cfg, struct log *log, const sigset_t *sigs)
 		goto out_free_store;
 	}
 
-	if (cfg->demo && demo_store(api.store, cfg->max_meshes) != CORE_OK) {
-		log_msg(log, LOG_ERROR, "--demo: cannot store the demo mesh");
+	if (cfg->demo && (r = demo_store(api.store, cfg->max_meshes)) != CORE_OK) {
+		log_msg(log, LOG_ERROR, "--demo: cannot store the demo mesh: %s",
+			r == CORE_ENOSPACE ? "--max-memory reached" : core_result_str(r));
 		goto out_free_store;
 	}
 	if (have_backend) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "membudget.h"
 #include "snapmem.h"
 #include "store.h"
 
@@ -290,6 +291,12 @@ void metrics_render(struct metrics *m, struct store *store, const char *version,
 	buf_put_u64(out, triangles);
 	buf_puts(out, "\n# HELP collisiond_mesh_bytes Bytes held by meshes and their BVHs.\n# TYPE collisiond_mesh_bytes gauge\ncollisiond_mesh_bytes ");
 	buf_put_u64(out, bytes);
+	buf_puts(out, "\n# HELP collisiond_memory_held_bytes Bytes the meshes and world snapshots held take from --max-memory (a replaced mesh counts until its last query ends).\n"
+		      "# TYPE collisiond_memory_held_bytes gauge\ncollisiond_memory_held_bytes ");
+	buf_put_u64(out, membudget_held());
+	buf_puts(out, "\n# HELP collisiond_memory_limit_bytes --max-memory: what meshes and world snapshots may take (0: no limit).\n"
+		      "# TYPE collisiond_memory_limit_bytes gauge\ncollisiond_memory_limit_bytes ");
+	buf_put_u64(out, membudget_limit());
 	if (atomic_load(&m->store_state)) {
 		buf_puts(out, "\n# HELP collisiond_store_up 1 when the --store Redis is connected and subscribed, 0 while writes get 503.\n# TYPE collisiond_store_up gauge\ncollisiond_store_up ");
 		buf_put_u64(out, atomic_load(&m->store_state) == 2);

@@ -109,7 +109,7 @@ int store_backend_build(struct store_backend *b, const char *name, const char *s
 	if (r != CORE_OK) {
 		if (b->log)
 			log_msg(b->log, LOG_WARN, "store: skipping %s (%s): %s", name, source,
-				core_result_str(r));
+				r == CORE_ENOSPACE ? "--max-memory reached" : core_result_str(r));
 		return -1;
 	}
 	return 0;
