@@ -33,11 +33,13 @@ else
 	# the validator can fail: a wrong type and a probe on the wrong path
 	mkdir -p "$TMP/bad"
 	sed -e 's/replicas: 3/replicas: "three"/' -e 's|path: /readyz|path: /healthz|' \
+		-e 's/value: "1G"/value: "1536M"/' \
 		docker/kubernetes/collisiond.yaml >"$TMP/bad/collisiond.yaml"
-	test_expect 'a broken Deployment is refused (schema: replicas type; rule: readiness path)' '
+	test_expect 'a broken Deployment is refused (schema: replicas type; rules: readiness path, memory budget)' '
 		! node "$KDIR/validate.mjs" "$TMP/bad/collisiond.yaml" docker/kubernetes/redis.yaml >"$TMP/bad.out" 2>&1 &&
 		grep -q "not ok .*Deployment collisiond: valid against" "$TMP/bad.out" &&
-		grep -q "not ok .*readiness probe on /readyz" "$TMP/bad.out"
+		grep -q "not ok .*readiness probe on /readyz" "$TMP/bad.out" &&
+		grep -q "not ok .*COLLISIOND_MAX_MEMORY set, at most half" "$TMP/bad.out"
 	'
 fi
 

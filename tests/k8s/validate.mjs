@@ -93,6 +93,15 @@ const find = (kind, name) => objects.find(({ o }) => o.kind === kind && o.metada
 const matches = (sel, labels) => Object.entries(sel ?? {}).every(([k, v]) => labels?.[k] === v) &&
 	Object.keys(sel ?? {}).length > 0;
 
+// A size in bytes: the daemon's K/M/G (powers of 1024) or Kubernetes'
+// Ki/Mi/Gi and k/M/G quantities; NaN when it is neither.
+function bytes(s) {
+	const m = /^([0-9]+)(k|K|Ki|M|Mi|G|Gi)?$/.exec(String(s ?? ""));
+	if (!m) return NaN;
+	const unit = { k: 1e3, K: 1024, Ki: 1024, M: 1024 ** 2, Mi: 1024 ** 2, G: 1024 ** 3, Gi: 1024 ** 3 };
+	return Number(m[1]) * (m[2] ? unit[m[2]] : 1);
+}
+
 const dep = find("Deployment", "collisiond");
 check("a Deployment named collisiond", !!dep);
 if (dep) {
@@ -110,6 +119,12 @@ if (dep) {
 	check("Deployment: COLLISIOND_STORE is a redis:// URL",
 	      (c?.env ?? []).some((e) => e.name === "COLLISIOND_STORE" && /^redis:\/\//.test(e.value ?? "")));
 	check("Deployment: at least 2 replicas", (dep.spec.replicas ?? 1) >= 2);
+	// the memory budget leaves room below the container's limit for the
+	// requests in flight (README "Memory budget"): at most half of it
+	const budget = bytes((c?.env ?? []).find((e) => e.name === "COLLISIOND_MAX_MEMORY")?.value);
+	const limit = bytes(c?.resources?.limits?.memory);
+	check("Deployment: COLLISIOND_MAX_MEMORY set, at most half the memory limit",
+	      budget > 0 && limit > 0 && 2 * budget <= limit, `budget ${budget}, limit ${limit}`);
 	// a Service named collisiond sets COLLISIOND_PORT=tcp://ip:port in
 	// every pod through service links: the daemon would refuse it
 	check("Deployment: service links off (no COLLISIOND_PORT=tcp://... from the Service)",
