@@ -199,6 +199,8 @@ static void queue_response(struct ev_conn *c, struct api_response *resp)
 	}
 	if (resp->www_authenticate)
 		HEAD_LIT(&h, "WWW-Authenticate: Bearer\r\n");
+	if (resp->status == 503)
+		HEAD_LIT(&h, "Retry-After: " HTTP_RETRY_AFTER "\r\n");
 	if (c->closing)
 		HEAD_LIT(&h, "Connection: close\r\n");
 	else if (c->minor == 0)

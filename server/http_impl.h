@@ -23,6 +23,11 @@
  * parameter dropped unread (a typo must not pass unseen) */
 #define QUERY_ARGS_MAX 8
 #define QUERY_ARGS_MSG "query string: more than 8 parameters"
+/* Every 503 (not ready, the --store Redis unavailable, a write queued too
+ * long) says when to try again: seconds, RFC 9110 10.2.3. A replica waits
+ * at least this long between reconnections; a client retrying sooner only
+ * adds load. */
+#define HTTP_RETRY_AFTER "1"
 /* announced bodies under this (a ray's, a segment's query) are read in place */
 #define BODY_INLINE 512
 

@@ -65,6 +65,8 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct request *r
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, resp->allow);
 	if (resp->www_authenticate)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	if (resp->status == 503)
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_RETRY_AFTER, HTTP_RETRY_AFTER);
 	if (atomic_load_explicit(&r->srv->draining, memory_order_relaxed))
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(c, (unsigned)resp->status, mr);

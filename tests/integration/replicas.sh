@@ -183,9 +183,9 @@ test_expect 'Redis stopped: queries through nginx still answer' '
 '
 test_expect 'Redis stopped: PUT and DELETE answer 503 store_unavailable' '
 	req PUT /v1/meshes/down -H "Content-Type: application/json" --data-binary "$CUBE_JSON" &&
-	[ "$status" = 503 ] && errcode store_unavailable &&
+	[ "$status" = 503 ] && errcode store_unavailable && header Retry-After "1[[:space:]]*$" &&
 	expect 503 DELETE /v1/meshes/load && errcode store_unavailable &&
-	expect 200 GET /v1/meshes/load
+	expect 200 GET /v1/meshes/load && ! grep -qi "^Retry-After" "$TMP/headers"
 '
 test_expect 'Redis stopped: the metric says so and each replica logs it' '
 	curl -s "http://127.0.0.1:${RPORTS[0]}/metrics" | grep -q "^collisiond_store_up 0" &&

@@ -40,20 +40,28 @@ one_error() {
 		{ echo "exit status $rc, log:"; cat "$TMP/$1.log"; return 1; }
 }
 
-# start_daemon_bg URL: a daemon on that --store, not waited for
+# start_daemon_bg URL [flags...]: a daemon on that --store, not waited for
 start_daemon_bg() {
 	PORT=$(free_port)
 	URL=http://127.0.0.1:$PORT
-	"$DAEMON" --bind 127.0.0.1 --port "$PORT" --store "$1" --log-level warn \
+	"$DAEMON" --bind 127.0.0.1 --port "$PORT" --store "$1" --log-level warn "${@:2}" \
 		>>"$TMP/daemon.log" 2>&1 &
 	PID=$!
 	all_pids="$all_pids $PID"
 }
 # Redis not up yet: the daemon waits (not ready), and is ready once it is.
+# A 503 says when to ask again (Retry-After), from either engine.
+start_daemon_bg "$STORE" --http-engine mhd
+test_expect 'Redis not up at start (libmicrohttpd engine): /readyz 503 with Retry-After: 1' '
+	sleep 1 && kill -0 "$PID" &&
+	expect 503 GET /readyz && errcode not_ready && header Retry-After "1[[:space:]]*$"
+'
+kill "$PID" 2>/dev/null
+wait "$PID" 2>/dev/null
 start_daemon_bg "$STORE"
-test_expect 'Redis not up at start: the daemon waits, /readyz 503 not_ready' '
+test_expect 'Redis not up at start: the daemon waits, /readyz 503 not_ready with Retry-After: 1' '
 	sleep 1.5 && kill -0 "$PID" &&
-	expect 503 GET /readyz && errcode not_ready
+	expect 503 GET /readyz && errcode not_ready && header Retry-After "1[[:space:]]*$"
 '
 "$REDIS" --port "$RPORT" --bind 127.0.0.1 --dir "$TMP/redis" --save "" --appendonly no \
 	--requirepass "$PASS" --lua-time-limit 100 --daemonize no --logfile "$TMP/redis/log" &
