@@ -100,5 +100,9 @@ size_t access_format(char out[ACCESS_LINE_MAX], const struct access_fields *f)
 	p = put_u64(p, f->us);
 	p = put_bytes(p, " remote=", 8);
 	p = put_bytes(p, f->remote, strnlen(f->remote, ACCESS_REMOTE_MAX));
+	if (f->rid_len) {
+		p = put_bytes(p, " rid=", 5);
+		p = put_bytes(p, f->rid, f->rid_len < ACCESS_RID_MAX ? f->rid_len : ACCESS_RID_MAX);
+	}
 	return (size_t)(p - out);
 }

@@ -127,8 +127,13 @@ int http_scan_header_named(struct http_head_scan *h, const char *key, size_t key
 		}
 		break;
 	case 12:
-		if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_TYPE) == 0 && !h->head->content_type)
+		if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_TYPE) == 0 && !h->head->content_type) {
 			h->head->content_type = value;
+		} else if (strcasecmp(key, HTTP_HEADER_REQUEST_ID) == 0 && !h->head->request_id &&
+			   value) {
+			h->head->request_id = value;
+			h->head->request_id_len = value_size;
+		}
 		break;
 	case 13:
 		if (strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0 && !h->head->authorization)

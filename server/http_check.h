@@ -25,9 +25,18 @@ static inline int http_is_tchar(unsigned char ch)
 	return http_tchar[ch];
 }
 
+/* A client's (or a proxy's: nginx's $request_id) name for a request: echoed
+ * in the answer and written to its access line. */
+#define HTTP_HEADER_REQUEST_ID "X-Request-Id"
+/* The longest one taken; a longer one, or one with a byte outside 0x21-0x7e,
+ * is ignored (not echoed, not logged). */
+#define HTTP_REQUEST_ID_MAX 128
+
 /* The headers the transport uses, gathered in the same pass (NULL: absent). */
 struct http_head {
 	const char *content_length, *transfer_encoding, *content_type, *authorization;
+	const char *request_id;		/* X-Request-Id: request_id_len bytes */
+	size_t request_id_len;
 };
 
 /* The same checks, one header at a time, for a transport that parses its

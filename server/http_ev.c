@@ -201,6 +201,11 @@ static void queue_response(struct ev_conn *c, struct api_response *resp)
 		HEAD_LIT(&h, "WWW-Authenticate: Bearer\r\n");
 	if (resp->status == 503)
 		HEAD_LIT(&h, "Retry-After: " HTTP_RETRY_AFTER "\r\n");
+	if (r->rid_len) {
+		HEAD_LIT(&h, HTTP_HEADER_REQUEST_ID ": ");
+		put(&h, r->rid, r->rid_len);
+		HEAD_LIT(&h, "\r\n");
+	}
 	if (c->closing)
 		HEAD_LIT(&h, "Connection: close\r\n");
 	else if (c->minor == 0)

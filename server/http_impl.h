@@ -79,6 +79,7 @@ struct request {
 	const char *ray_kind;
 	uint64_t rays;
 	int status;			/* 0 until a response is queued */
+	size_t rid_len;			/* rid's bytes; 0: no X-Request-Id taken */
 	size_t bytes;			/* response body bytes */
 	enum api_auth auth;
 	struct http_head head;		/* the headers used here, from http_check_head */
@@ -97,6 +98,7 @@ struct request {
 	char method[12];
 	char raw_inline[RAW_PATH_INLINE];	/* from here on not cleared per request */
 	char body_inline[BODY_INLINE];
+	char rid[HTTP_REQUEST_ID_MAX];	/* the X-Request-Id echoed and logged */
 };
 
 

@@ -67,6 +67,13 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct request *r
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 	if (resp->status == 503)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_RETRY_AFTER, HTTP_RETRY_AFTER);
+	if (r->rid_len) {
+		char rid[HTTP_REQUEST_ID_MAX + 1];
+
+		memcpy(rid, r->rid, r->rid_len);
+		rid[r->rid_len] = '\0';
+		MHD_add_response_header(mr, HTTP_HEADER_REQUEST_ID, rid);
+	}
 	if (atomic_load_explicit(&r->srv->draining, memory_order_relaxed))
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(c, (unsigned)resp->status, mr);

@@ -219,6 +219,24 @@ void http_request_start(struct request *r, const char *method)
 	r->method[n] = '\0';
 }
 
+/* The X-Request-Id into r->rid when it is 1 to HTTP_REQUEST_ID_MAX bytes
+ * of 0x21-0x7e (safe in a header and a log line as they are); otherwise
+ * none. Copied: the head's bytes may move before the answer is written. */
+static void take_request_id(struct request *r)
+{
+	const char *id = r->head.request_id;
+	size_t n = r->head.request_id_len;
+
+	r->rid_len = 0;
+	if (!id || n == 0 || n > sizeof(r->rid))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)id[i] < 0x21 || (unsigned char)id[i] > 0x7e)
+			return;
+	memcpy(r->rid, id, n);
+	r->rid_len = n;
+}
+
 /*
  * A refusal of a request with a body is answered now, so that the body is
  * never read (HTTP_NEXT_REFUSE); everything else is answered once the body
@@ -230,6 +248,7 @@ enum http_next http_request_head(struct http_server *s, struct request *r, const
 	uint64_t clen;
 	int known, body;
 
+	take_request_id(r);
 	body = has_body(&r->head, &clen, &known);
 	r->content_length = clen;
 	if (close_now) {

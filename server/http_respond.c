@@ -88,6 +88,7 @@ void http_api_response(struct http_server *s, struct request *r, const char *met
 }
 
 _Static_assert(ACCESS_LINE_MAX <= LOG_LINE_MAX - 64, "an access line fits log_access_begin's room");
+_Static_assert(ACCESS_RID_MAX == HTTP_REQUEST_ID_MAX, "an access line holds a whole X-Request-Id");
 
 void http_request_record(struct http_server *s, struct request *r, const char *remote)
 {
@@ -105,6 +106,7 @@ void http_request_record(struct http_server *s, struct request *r, const char *r
 	line = log_access_begin(s->p.log, ACCESS_LINE_MAX, &sh);
 	if (!line)
 		return;
-	f = (struct access_fields){ r->method, r->raw, r->status, r->bytes, us, remote };
+	f = (struct access_fields){ r->method, r->raw, r->status, r->bytes, us, remote, r->rid,
+				    r->rid_len };
 	log_access_end(s->p.log, sh, line + access_format(line, &f));
 }

@@ -92,6 +92,7 @@ http {
 	scgi_temp_path $NDIR/scgi;
 	client_max_body_size 256m;
 	map \$uri \$world { ~^/v1/worlds/(?<w>[^/]+) \$w; default ""; }
+	map \$http_x_request_id \$rid { "" \$request_id; default \$http_x_request_id; }
 	# max_fails=0: a 503 (store_unavailable, not_ready) or a refused
 	# connection sends the request on to the next replica, but never takes a
 	# replica out, so writes with Redis down end as 503, not 502
@@ -112,6 +113,7 @@ http {
 		listen 127.0.0.1:$NPORT;
 		proxy_http_version 1.1;
 		proxy_set_header Connection "";
+		proxy_set_header X-Request-Id \$rid;
 		proxy_connect_timeout 1s;
 		proxy_next_upstream error timeout http_502 http_503 non_idempotent;
 		proxy_next_upstream_tries 3;
@@ -151,6 +153,11 @@ sed 's/^/# /' "$TMP/agree"
 
 test_expect 'the load mesh is stored through nginx' '
 	put_cube load
+'
+test_expect 'through nginx every request is named: the client X-Request-Id comes back, else nginx own' '
+	expect 200 GET /v1/meshes/load -H "X-Request-Id: tick-42-shot-7" &&
+	header X-Request-Id "tick-42-shot-7[[:space:]]*$" &&
+	expect 200 GET /v1/meshes/load && header X-Request-Id "[0-9a-f]{32}[[:space:]]*$"
 '
 # under load through nginx: replica 1 killed with -9, restarted, ready again
 rm -f "$TMP/load.stop"

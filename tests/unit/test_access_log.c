@@ -113,6 +113,7 @@ START_TEST(test_format_matches_snprintf)
 
 	for (i = 0; i < 5000; i++) {
 		char path[400], esc[ACCESS_PATH_MAX], want[1200], got[ACCESS_LINE_MAX + 16];
+		char rid[ACCESS_RID_MAX + 40];
 		struct access_fields f;
 		size_t n, elen;
 		int w, k;
@@ -122,15 +123,20 @@ START_TEST(test_format_matches_snprintf)
 		f = (struct access_fields){ methods[rand_r(&seed) % 5], path, rand_r(&seed) % 600,
 					    (size_t)rand_r(&seed) * (size_t)rand_r(&seed),
 					    (uint64_t)rand_r(&seed) << (rand_r(&seed) % 34),
-					    remotes[rand_r(&seed) % 4] };
+					    remotes[rand_r(&seed) % 4], rid, 0 };
+		/* a request id (X-Request-Id) on half of them, some past the bound */
+		f.rid_len = i % 2 ? 0 : 1 + (size_t)rand_r(&seed) % (i % 10 ? 30 : sizeof(rid));
+		for (k = 0; k < (int)f.rid_len; k++)
+			rid[k] = (char)('!' + rand_r(&seed) % 94);
 		if (i % 50 == 0) {	/* the widest numbers */
 			f.bytes = SIZE_MAX;
 			f.us = UINT64_MAX;
 		}
 		w = snprintf(want, sizeof(want),
-			     "access method=%.16s path=%.*s status=%d bytes=%zu us=%llu remote=%.46s",
+			     "access method=%.16s path=%.*s status=%d bytes=%zu us=%llu remote=%.46s%s%.*s",
 			     f.method, (int)elen, esc, f.status, f.bytes, (unsigned long long)f.us,
-			     f.remote);
+			     f.remote, f.rid_len ? " rid=" : "",
+			     (int)(f.rid_len < ACCESS_RID_MAX ? f.rid_len : ACCESS_RID_MAX), rid);
 		memset(got, '#', sizeof(got));
 		n = access_format(got, &f);
 		ck_assert_uint_eq(n, (size_t)w);
