@@ -485,7 +485,7 @@ static enum core_result fail_at(struct world_fail *f, size_t item, size_t hb, en
 enum core_result snapshot_build(struct store *store, struct snapmem *mem, uint64_t tick,
 				double time_ms, const struct entity_in *ents, size_t n,
 				const struct snapshot *prev, double teleport_distance,
-				struct snapshot **out, struct world_fail *fail)
+				size_t dropped, struct snapshot **out, struct world_fail *fail)
 {
 	struct snapshot *s;
 	struct layout l;
@@ -518,7 +518,7 @@ enum core_result snapshot_build(struct store *store, struct snapmem *mem, uint64
 	if (nhb >= WORLD_NONE)
 		return fail_at(fail, WORLD_NONE, WORLD_NONE, CORE_ETOOBIG);
 	layout_of(&l, n, nhb, bytes, nmesh, prev);
-	if (membudget_take(l.total))
+	if (membudget_take_replacing(l.total, dropped))
 		return fail_at(fail, WORLD_NONE, WORLD_NONE, CORE_ENOSPACE);
 	base = snapmem_alloc(mem, l.total);
 	order = malloc((n ? n : 1) * sizeof(*order));
