@@ -1,6 +1,6 @@
 /* membudget.h - the process's memory budget for what it holds: meshes (what
  * `memory_bytes` reports, BVH included) and world snapshots (each one's
- * block). A mesh takes its bytes once built, a snapshot once laid out, and
+ * block). Both take their bytes once built (and found valid), and
  * both give them back when freed (the last reference dropped), so a mesh
  * replaced while queries still read the old one counts twice until they
  * finish. Requests' transient memory (bodies, parse trees, build arrays,

@@ -202,6 +202,19 @@ START_TEST(test_snapshot_refused_world_unchanged)
 	ck_assert_uint_eq(membudget_held(), before + one);
 	world_get_info(w, &info);
 	ck_assert_uint_eq(info.ticks, 3);
+	/* a bad snapshot is refused for what is wrong with it, not for room a
+	 * retry would find without making it valid: 400, 404, not 507 */
+	membudget_set_limit(before + one - 1);
+	ent[1].id = ent[0].id;
+	ck_assert_int_eq(world_ingest(w, 4, 40, ent, 16, &f), CORE_EINVAL);
+	ck_assert_uint_eq(f.item, 1);
+	ent[1].id = ids[1];
+	hb[5].shape = HITBOX_MESH;
+	hb[5].mesh = "nowhere";
+	ck_assert_int_eq(world_ingest(w, 4, 40, ent, 16, &f), CORE_ENOTFOUND);
+	ck_assert_uint_eq(f.item, 1);
+	ck_assert_uint_eq(f.hitbox, 1);
+	ck_assert_uint_eq(membudget_held(), before + one);
 	world_unref(w);
 	store_free(s);
 	ck_assert_uint_eq(membudget_held(), 0);
