@@ -1,5 +1,6 @@
 /* membudget.c - the process's memory budget (membudget.h). */
 #include <stdatomic.h>
+#include <stdint.h>
 
 #include "membudget.h"
 
@@ -23,20 +24,27 @@ int membudget_fits(size_t bytes)
 	return !limit || (bytes <= limit && held <= limit - bytes);
 }
 
-int membudget_take(size_t bytes)
+int membudget_take_replacing(size_t bytes, size_t replaced)
 {
 	size_t limit = atomic_load(&limit_bytes);
 	size_t held = atomic_load(&held_bytes);
+	size_t room;
 
 	if (!limit) {
 		atomic_fetch_add(&held_bytes, bytes);
 		return 0;
 	}
+	room = replaced > SIZE_MAX - limit ? SIZE_MAX : limit + replaced;
 	do {
-		if (bytes > limit || held > limit - bytes)
+		if (bytes > room || held > room - bytes)
 			return -1;
 	} while (!atomic_compare_exchange_weak(&held_bytes, &held, held + bytes));
 	return 0;
+}
+
+int membudget_take(size_t bytes)
+{
+	return membudget_take_replacing(bytes, 0);
 }
 
 void membudget_give(size_t bytes)

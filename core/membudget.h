@@ -1,6 +1,6 @@
 /* membudget.h - the process's memory budget for what it holds: meshes (what
  * `memory_bytes` reports, BVH included) and world snapshots (each one's
- * block). A mesh takes its bytes once built, a snapshot once laid out, and
+ * block). Both take their bytes once built (and found valid), and
  * both give them back when freed (the last reference dropped), so a mesh
  * replaced while queries still read the old one counts twice until they
  * finish. Requests' transient memory (bodies, parse trees, build arrays,
@@ -21,6 +21,11 @@ size_t membudget_limit(void);
 /* Take bytes when they fit under the limit (held + bytes <= limit): 0, or
  * -1 with nothing taken. */
 int membudget_take(size_t bytes);
+/* The same for what replaces `replaced` bytes held now, which the caller
+ * gives back once the new one is in place (a world's snapshot dropping the
+ * oldest): held + bytes <= limit + replaced. Until they are given back
+ * (a reader still holds the old one) held may pass the limit by as much. */
+int membudget_take_replacing(size_t bytes, size_t replaced);
 /* Give back bytes taken before. */
 void membudget_give(size_t bytes);
 /* 1 when bytes would fit now (a check before work that would be wasted). */

@@ -485,7 +485,7 @@ static enum core_result fail_at(struct world_fail *f, size_t item, size_t hb, en
 enum core_result snapshot_build(struct store *store, struct snapmem *mem, uint64_t tick,
 				double time_ms, const struct entity_in *ents, size_t n,
 				const struct snapshot *prev, double teleport_distance,
-				struct snapshot **out, struct world_fail *fail)
+				size_t dropped, struct snapshot **out, struct world_fail *fail)
 {
 	struct snapshot *s;
 	struct layout l;
@@ -518,15 +518,12 @@ enum core_result snapshot_build(struct store *store, struct snapmem *mem, uint64
 	if (nhb >= WORLD_NONE)
 		return fail_at(fail, WORLD_NONE, WORLD_NONE, CORE_ETOOBIG);
 	layout_of(&l, n, nhb, bytes, nmesh, prev);
-	if (membudget_take(l.total))
-		return fail_at(fail, WORLD_NONE, WORLD_NONE, CORE_ENOSPACE);
 	base = snapmem_alloc(mem, l.total);
 	order = malloc((n ? n : 1) * sizeof(*order));
 	scratch = malloc((maxn ? maxn : 1) * sizeof(*scratch));
 	names = malloc((nmesh ? nmesh : 1) * sizeof(*names));
 	meshes = calloc(nmesh ? nmesh : 1, sizeof(*meshes));
 	if (!base || !order || !scratch || !names || !meshes) {
-		membudget_give(l.total);
 		snapmem_release(base);
 		free(order);
 		free(scratch);
@@ -537,7 +534,6 @@ enum core_result snapshot_build(struct store *store, struct snapmem *mem, uint64
 	s = (struct snapshot *)base;
 	memset(s, 0, sizeof(*s));
 	atomic_init(&s->refs, 1);
-	s->budget_bytes = l.total;
 	s->tick = tick;
 	s->time_ms = time_ms;
 	s->ents = (struct entity *)(base + l.ents);
@@ -622,6 +618,14 @@ enum core_result snapshot_build(struct store *store, struct snapmem *mem, uint64
 		pair_with(s, prev, teleport_distance);
 	if ((r = build_culling(s, prev, &l)) != CORE_OK)
 		goto out_free;
+	/* taken once the snapshot is known valid: a bad one is refused for
+	 * what is wrong with it (400, 404), not with a 507 whose retry, once
+	 * there is room, would only meet that */
+	if (membudget_take_replacing(l.total, dropped)) {
+		r = fail_at(fail, WORLD_NONE, WORLD_NONE, CORE_ENOSPACE);
+		goto out_free;
+	}
+	s->budget_bytes = l.total;
 	free(order);
 	free(scratch);
 	free(names);

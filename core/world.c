@@ -304,7 +304,7 @@ enum core_result world_ingest(struct world *w, uint64_t tick, double time_ms,
 	struct history *old, *h;
 	struct snapshot *s, *prev;
 	enum core_result r;
-	size_t first, i;
+	size_t first, i, dropped = 0;
 	double *times;
 
 	fail->item = WORLD_NONE;
@@ -318,11 +318,16 @@ enum core_result world_ingest(struct world *w, uint64_t tick, double time_ms,
 		r = CORE_ECONFLICT;
 		goto out_unlock;
 	}
+	/* at steady state each tick drops the oldest: its bytes make the room
+	 * the new one takes, or a world whose full history fits the budget
+	 * would be refused once it filled */
+	first = keep_from(old, time_ms, &w->opts);
+	for (i = 0; i < first; i++)
+		dropped += old->snaps[i]->budget_bytes;
 	r = snapshot_build(w->store, w->mem, tick, time_ms, ents, n, prev,
-			   w->opts.teleport_distance, &s, fail);
+			   w->opts.teleport_distance, dropped, &s, fail);
 	if (r != CORE_OK)
 		goto out_unlock;
-	first = keep_from(old, time_ms, &w->opts);
 	h = history_alloc(old->n - first + 1);
 	if (!h) {
 		snapshot_unref(s);

@@ -97,8 +97,9 @@ void world_unref(struct world *w);	/* NULL is fine */
  * (CORE_ECONFLICT). CORE_EINVAL for a duplicate entity id (fail->item) or
  * hitbox id (fail->hitbox), a bad layer or shape; CORE_ENOTFOUND for a mesh
  * hitbox naming no stored mesh (fail->item, fail->hitbox); CORE_ENOSPACE
- * when the memory budget (membudget.h) has no room for the snapshot;
- * CORE_ENOMEM.
+ * when the memory budget (membudget.h) has no room for the snapshot (those
+ * it pushes out of the history count as room: a view still reading one
+ * keeps its bytes held past the limit until released); CORE_ENOMEM.
  * On failure the world is unchanged. Snapshots that fall out of the history
  * are dropped (freed once no view holds them).
  */

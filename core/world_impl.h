@@ -137,11 +137,13 @@ struct world_view {
 };
 
 /* snapshot.c */
-/* The snapshot's memory is one block of mem (snapmem.h). */
+/* The snapshot's memory is one block of mem (snapmem.h), taken from the
+ * budget (membudget.h) counting as room the dropped bytes that the
+ * snapshots it pushes out of the history give back once it is published. */
 enum core_result snapshot_build(struct store *store, struct snapmem *mem, uint64_t tick,
 				double time_ms, const struct entity_in *ents, size_t n,
 				const struct snapshot *prev, double teleport_distance,
-				struct snapshot **out, struct world_fail *fail);
+				size_t dropped, struct snapshot **out, struct world_fail *fail);
 struct snapshot *snapshot_ref(struct snapshot *s);
 void snapshot_unref(struct snapshot *s);
 /* The index of entity id in s, or WORLD_NONE. */

@@ -37,6 +37,16 @@ START_TEST(test_take_give_limit)
 	ck_assert_int_eq(membudget_fits((size_t)-1), 0);
 	membudget_give(1000);
 	ck_assert_int_eq(membudget_take(1001), -1);
+	/* what replaces bytes held counts them as room, held passing the
+	 * limit until they are given back */
+	ck_assert_int_eq(membudget_take(900), 0);
+	ck_assert_int_eq(membudget_take_replacing(301, 200), -1);
+	ck_assert_int_eq(membudget_take_replacing(300, 200), 0);
+	ck_assert_uint_eq(membudget_held(), 1200);
+	membudget_give(200);
+	ck_assert_int_eq(membudget_take_replacing(1, 0), -1);
+	ck_assert_int_eq(membudget_take_replacing((size_t)-1, (size_t)-1), -1);
+	membudget_give(1000);
 	/* unlimited: every take succeeds and is counted */
 	membudget_set_limit(0);
 	ck_assert_int_eq(membudget_take(5000), 0);
@@ -192,6 +202,91 @@ START_TEST(test_snapshot_refused_world_unchanged)
 	ck_assert_uint_eq(membudget_held(), before + one);
 	world_get_info(w, &info);
 	ck_assert_uint_eq(info.ticks, 3);
+	/* a bad snapshot is refused for what is wrong with it, not for room a
+	 * retry would find without making it valid: 400, 404, not 507 */
+	membudget_set_limit(before + one - 1);
+	ent[1].id = ent[0].id;
+	ck_assert_int_eq(world_ingest(w, 4, 40, ent, 16, &f), CORE_EINVAL);
+	ck_assert_uint_eq(f.item, 1);
+	ent[1].id = ids[1];
+	hb[5].shape = HITBOX_MESH;
+	hb[5].mesh = "nowhere";
+	ck_assert_int_eq(world_ingest(w, 4, 40, ent, 16, &f), CORE_ENOTFOUND);
+	ck_assert_uint_eq(f.item, 1);
+	ck_assert_uint_eq(f.hitbox, 1);
+	ck_assert_uint_eq(membudget_held(), before + one);
+	world_unref(w);
+	store_free(s);
+	ck_assert_uint_eq(membudget_held(), 0);
+}
+END_TEST
+
+/*
+ * A world at steady state (its history full, each ingest dropping the
+ * oldest) under a limit that holds exactly its history: the snapshot a tick
+ * drops makes the room the new one takes, so ingest goes on; it failed
+ * with 507 for good once the history filled, needing room for one snapshot
+ * more than the world ever keeps. A view still reading the dropped one
+ * keeps its bytes counted until it is released.
+ */
+START_TEST(test_snapshot_steady_state_at_limit)
+{
+	static const struct world_opts opts = { 1e9, 64, 4 };
+	struct hitbox_in hb[64];
+	struct entity_in ent[16];
+	char ids[16][8];
+	struct store *s = NULL;
+	struct world *w = NULL;
+	struct world_view *v = NULL;
+	struct world_fail f;
+	struct world_info info;
+	size_t held, one, bad;
+	uint64_t t;
+
+	memset(hb, 0, sizeof(hb));
+	for (int i = 0; i < 64; i++) {
+		hb[i].id = (const char *[]){ "a", "b", "c", "d" }[i % 4];
+		hb[i].shape = HITBOX_SPHERE;
+		hb[i].a = v3((float)i, 1, 0);
+		hb[i].radius = 0.5f;
+	}
+	for (int e = 0; e < 16; e++) {
+		snprintf(ids[e], sizeof(ids[e]), "p%d", e);
+		ent[e] = (struct entity_in){ ids[e], 1, &hb[4 * e], 4 };
+	}
+	ck_assert_int_eq(store_new(&s), CORE_OK);
+	ck_assert_int_eq(world_new(s, NULL, 0, &opts, &w, &f), CORE_OK);
+	/* ticks 2-5 held, each paired with the one before: all one size */
+	for (t = 1; t <= 5; t++)
+		ck_assert_int_eq(world_ingest(w, t, 10.0 * t, ent, 16, &f), CORE_OK);
+	world_get_info(w, &info);
+	ck_assert_uint_eq(info.ticks, 4);
+	held = membudget_held();
+	one = held / 4;
+	ck_assert_uint_eq(held, 4 * one);
+	membudget_set_limit(held);
+	for (; t <= 20; t++) {
+		ck_assert_int_eq(world_ingest(w, t, 10.0 * t, ent, 16, &f), CORE_OK);
+		ck_assert_uint_eq(membudget_held(), held);
+	}
+	world_get_info(w, &info);
+	ck_assert_uint_eq(info.ticks, 4);
+	ck_assert_uint_eq(info.newest_tick, 20);
+	/* a view holds the oldest: the tick goes in, the dropped snapshot
+	 * counts until the view ends */
+	ck_assert_int_eq(world_view_acquire(w, &v, &bad), CORE_OK);
+	ck_assert_int_eq(world_ingest(w, t, 10.0 * t, ent, 16, &f), CORE_OK);
+	t++;
+	ck_assert_uint_eq(membudget_held(), held + one);
+	world_view_release(v);
+	ck_assert_uint_eq(membudget_held(), held);
+	/* one byte less than the history: refused, the world unchanged */
+	membudget_set_limit(held - 1);
+	ck_assert_int_eq(world_ingest(w, t, 10.0 * t, ent, 16, &f), CORE_ENOSPACE);
+	world_get_info(w, &info);
+	ck_assert_uint_eq(info.ticks, 4);
+	ck_assert_uint_eq(info.newest_tick, t - 1);
+	ck_assert_uint_eq(membudget_held(), held);
 	world_unref(w);
 	store_free(s);
 	ck_assert_uint_eq(membudget_held(), 0);
@@ -209,6 +304,7 @@ static Suite *budget_suite(void)
 	tcase_add_test(tc, test_racing_takes_stay_under);
 	tcase_add_test(tc, test_mesh_takes_its_bytes);
 	tcase_add_test(tc, test_snapshot_refused_world_unchanged);
+	tcase_add_test(tc, test_snapshot_steady_state_at_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "membudget.h"
 #include "store.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -846,12 +847,22 @@ START_TEST(test_sections_nest)
 }
 END_TEST
 
+/* Every mesh a test made is freed by its end: what they took
+ * from the memory budget (--max-memory, membudget.h) is all given back. */
+static void budget_given_back(void)
+{
+	ck_assert_uint_eq(membudget_held(), 0);
+}
+
 static Suite *store_suite(void)
 {
 	const int nnames = (int)(sizeof(names) / sizeof(names[0]));
 	Suite *s = suite_create("store");
 	TCase *tc = tcase_create("contracts");
 	TCase *tr = tcase_create("concurrency");
+
+	tcase_add_checked_fixture(tc, NULL, budget_given_back);
+	tcase_add_checked_fixture(tr, NULL, budget_given_back);
 
 	tcase_add_test(tc, test_new_is_empty);
 	tcase_add_test(tc, test_put_get);

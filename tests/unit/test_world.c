@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "membudget.h"
 #include "obb.h"
 #include "shapes.h"
 #include "store.h"
@@ -1297,12 +1298,20 @@ START_TEST(test_snapshot_one_version)
 }
 END_TEST
 
+/* Every mesh and snapshot a test made is freed by its end: what they took
+ * from the memory budget (--max-memory, membudget.h) is all given back. */
+static void budget_given_back(void)
+{
+	ck_assert_uint_eq(membudget_held(), 0);
+}
+
 static Suite *world_suite(void)
 {
 	Suite *s = suite_create("world");
 	TCase *tc = tcase_create("world");
 
 	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, NULL, budget_given_back);
 	tcase_add_test(tc, test_tlas_vs_brute_force);
 	tcase_add_loop_test(tc, test_rewind, 0, sizeof(rewind_cases) / sizeof(rewind_cases[0]));
 	tcase_add_test(tc, test_rewind_shrinking);
