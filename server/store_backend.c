@@ -99,20 +99,17 @@ int store_backend_delete(void *cls, const char *name)
 	return (int)b->ops->del(b, name);
 }
 
-int store_backend_build(struct store_backend *b, const char *name, const char *source,
-			const float *xyz, size_t nvert, const uint32_t *idx, size_t ntri,
-			struct mesh **out)
+enum core_result store_backend_build(struct store_backend *b, const char *name,
+				     const char *source, const float *xyz, size_t nvert,
+				     const uint32_t *idx, size_t ntri, struct mesh **out)
 {
 	enum core_result r;
 
 	r = mesh_build(xyz, nvert, idx, ntri, out, NULL);
-	if (r != CORE_OK) {
-		if (b->log)
-			log_msg(b->log, LOG_WARN, "store: skipping %s (%s): %s", name, source,
-				r == CORE_ENOSPACE ? "--max-memory reached" : core_result_str(r));
-		return -1;
-	}
-	return 0;
+	if (r != CORE_OK && b->log)
+		log_msg(b->log, LOG_WARN, "store: skipping %s (%s): %s", name, source,
+			r == CORE_ENOSPACE ? "--max-memory reached" : core_result_str(r));
+	return r;
 }
 
 int store_backend_swap(struct store_backend *b, const char *name, const char *source,

@@ -103,10 +103,11 @@ int store_backend_delete(void *cls, const char *name);
 
 /*
  * For loaders and watchers: build xyz/idx into a mesh (outside any lock) and
- * return it in *out, or log why not (prefix names the source) and return -1.
+ * return it in *out (CORE_OK, 0), or log why not (prefix names the source)
+ * and return mesh_build's result (CORE_ENOSPACE: --max-memory has no room).
  * The caller then swaps it in with store_backend_swap.
  */
-int store_backend_build(struct store_backend *b, const char *name, const char *source,
+enum core_result store_backend_build(struct store_backend *b, const char *name, const char *source,
 			const float *xyz, size_t nvert, const uint32_t *idx, size_t ntri,
 			struct mesh **out);
 

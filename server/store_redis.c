@@ -308,6 +308,8 @@ static int listen_events(struct store_backend *b, redisContext *sub, redisContex
 			k = store_redis_check_epoch(b, sync);
 			if (k)
 				return k;
+			if (store_redis_retry_skipped(b, sync))
+				return -1;
 			last_ping = now_ms();
 		}
 	}
@@ -434,6 +436,8 @@ static void redis_close(struct store_backend *b)
 		pthread_join(r->watcher, NULL);
 	redisFree(r->wconn);
 	pthread_mutex_destroy(&r->wlock);
+	pthread_mutex_destroy(&r->skip_lock);
+	free(r->skipped);
 	store_versions_release(&r->versions);
 	free(r);
 }
@@ -467,8 +471,15 @@ int store_redis_open(struct store_backend *b, const char *url, const char *passw
 		snprintf(err, errlen, "%s: out of resources", who);
 		return -1;
 	}
+	if (pthread_mutex_init(&r->skip_lock, NULL)) {
+		pthread_mutex_destroy(&r->wlock);
+		free(r);
+		snprintf(err, errlen, "%s: out of resources", who);
+		return -1;
+	}
 	if (store_versions_init(&r->versions)) {
 		pthread_mutex_destroy(&r->wlock);
+		pthread_mutex_destroy(&r->skip_lock);
 		free(r);
 		snprintf(err, errlen, "%s: out of resources", who);
 		return -1;

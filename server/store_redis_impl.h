@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "store.h"
 #include "store_redis.h"
 #include "store_versions.h"
 
@@ -43,6 +44,15 @@ struct store_redis {
 	 * half way must not forget it) */
 	char epoch[64];
 	int reset_pending;
+
+	/* Names whose newer version in Redis this replica had no room for
+	 * (--max-memory; its worlds share the budget): fetched again by the
+	 * watcher once less is held than when the last of them was refused,
+	 * not only at the next resync. */
+	pthread_mutex_t skip_lock;
+	char (*skipped)[STORE_NAME_MAX + 1];
+	size_t nskipped, skip_cap;
+	size_t skip_held;		/* membudget_held() at the last refusal */
 };
 
 /* Connect, authenticate, select the database. NULL with why filled, and
@@ -61,6 +71,11 @@ int store_redis_resync(struct store_backend *b, redisContext *c, size_t *loaded,
  * the epoch of the last resync, 1 when it holds another or none (emptied
  * behind the replicas' backs: resync), -1 on a connection error. */
 int store_redis_check_epoch(struct store_backend *b, redisContext *c);
+
+/* Fetch the skipped names again when memory was freed since (every
+ * PING_EVERY_MS, from listen_events): 0, or -1 on a connection error (the
+ * names not tried stay skipped). */
+int store_redis_retry_skipped(struct store_backend *b, redisContext *c);
 
 /* Apply one pub/sub message ("p V NAME" or "d V NAME"; anything else is
  * ignored), fetching on sync. -1 on a connection error. */

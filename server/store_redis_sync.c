@@ -3,12 +3,14 @@
  * pub/sub event), drop deleted names (store_redis_impl.h). */
 #include <hiredis/hiredis.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cpus.h"
 #include "log.h"
+#include "membudget.h"
 #include "mesh.h"
 #include "persist.h"
 #include "store.h"
@@ -41,6 +43,32 @@ static int parse_u64(const char *s, size_t n, uint64_t *out)
 	return 0;
 }
 
+/* Remember name as refused for the memory budget (once), and how much was
+ * held then. Out of memory for the list: the next resync fetches it. */
+static void skip(struct store_redis *r, const char *name)
+{
+	size_t i;
+
+	pthread_mutex_lock(&r->skip_lock);
+	r->skip_held = membudget_held();
+	for (i = 0; i < r->nskipped && strcmp(r->skipped[i], name); i++)
+		;
+	if (i == r->nskipped) {
+		if (r->nskipped == r->skip_cap) {
+			size_t cap = r->skip_cap ? 2 * r->skip_cap : 8;
+			void *p = realloc(r->skipped, cap * sizeof(*r->skipped));
+
+			if (!p)
+				goto out;
+			r->skipped = p;
+			r->skip_cap = cap;
+		}
+		snprintf(r->skipped[r->nskipped++], sizeof(r->skipped[0]), "%s", name);
+	}
+out:
+	pthread_mutex_unlock(&r->skip_lock);
+}
+
 /*
  * Fetch name from Redis on c and swap it in when its version is newer than
  * the one applied here. 0 when done (also when skipped: gone, not newer,
@@ -55,6 +83,7 @@ static int apply_put(struct store_backend *b, redisContext *c, const char *name)
 	size_t nvert, ntri;
 	uint64_t v;
 	struct mesh *m;
+	enum core_result built;
 	char err[160];
 	int rc = 0;
 
@@ -88,10 +117,12 @@ static int apply_put(struct store_backend *b, redisContext *c, const char *name)
 	}
 	freeReplyObject(rep);
 	rep = NULL;
-	rc = store_backend_build(b, name, r->where, xyz, nvert, idx, ntri, &m);
+	built = store_backend_build(b, name, r->where, xyz, nvert, idx, ntri, &m);
 	free(xyz);
 	free(idx);
-	if (rc)
+	if (built == CORE_ENOSPACE)
+		skip(r, name);
+	if (built != CORE_OK)
 		return 0;
 	store_backend_lock(b, name);
 	if (v > store_versions_get(&r->versions, name, NULL)) {
@@ -343,4 +374,40 @@ int store_redis_event(struct store_backend *b, redisContext *sync, redisReply *m
 	if (v <= store_versions_get(&((struct store_redis *)b->impl)->versions, name, NULL))
 		return 0;	/* our own write, or older than what is here */
 	return apply_put(b, sync, name);
+}
+
+int store_redis_retry_skipped(struct store_backend *b, redisContext *c)
+{
+	struct store_redis *r = b->impl;
+	char (*names)[STORE_NAME_MAX + 1];
+	size_t n, i;
+	int rc = 0;
+
+	pthread_mutex_lock(&r->skip_lock);
+	n = r->nskipped;
+	if (!n || membudget_held() >= r->skip_held) {
+		pthread_mutex_unlock(&r->skip_lock);
+		return 0;
+	}
+	/* taken out: those still without room are skipped again (and the
+	 * level they failed at recorded anew) */
+	names = r->skipped;
+	r->skipped = NULL;
+	r->nskipped = r->skip_cap = 0;
+	pthread_mutex_unlock(&r->skip_lock);
+	if (b->log)
+		log_msg(b->log, LOG_INFO, "store: memory freed: fetching %zu meshes skipped for --max-memory again",
+			n);
+	for (i = 0; i < n; i++) {
+		if (rc || atomic_load(&b->cancel)) {
+			skip(r, names[i]);	/* not tried: still skipped */
+			continue;
+		}
+		if (apply_put(b, c, names[i])) {
+			skip(r, names[i]);
+			rc = -1;
+		}
+	}
+	free(names);
+	return rc;
 }

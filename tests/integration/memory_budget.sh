@@ -86,4 +86,45 @@ test_expect 'COLLISIOND_MAX_MEMORY works too; --demo past it exits naming the fl
 test_expect 'a bad --max-memory is refused at start' '
 	! "$DAEMON" --max-memory lots --port 0 >"$TMP/out" 2>&1 && grep -q "max-memory" "$TMP/out"
 '
+# Replicas: the budget is each replica's own, and its worlds share it. A
+# replica with no room for a mesh another one stored logs it and serves
+# without it; once memory is freed it fetches it again (it once waited for
+# its next resync, a reconnection to Redis).
+REDIS=$(command -v redis-server || echo /usr/bin/redis-server)
+if [ -x "$REDIS" ]; then
+	RPORT=$(free_port)
+	mkdir -p "$TMP/redis"
+	"$REDIS" --port "$RPORT" --bind 127.0.0.1 --dir "$TMP/redis" --save "" --appendonly no \
+		--daemonize no --logfile "$TMP/redis/log" &
+	all_pids="$all_pids $!"
+	for ((k = 0; k < 50; k++)); do redis-cli -p "$RPORT" ping 2>/dev/null | grep -q PONG && break; sleep 0.1; done
+	within() {
+		local s=$1 k
+		shift
+		for ((k = 0; k < s * 10 * TIME_SCALE; k++)); do "$@" && return 0; sleep 0.1; done
+		return 1
+	}
+	start_daemon --store "redis://127.0.0.1:$RPORT/0" --max-memory 450K --log-level info
+	A=$URL
+	start_daemon --store "redis://127.0.0.1:$RPORT/0"
+	B=$URL
+	on_a() { URL=$A "$@"; }
+	test_expect 'replica: a world takes most of its budget; a mesh stored by another replica does not fit, is logged and not served' '
+		on_a jexpect 201 PUT /v1/worlds/w "{\"history_ms\": 60000}" &&
+		on_a jexpect 204 POST /v1/worlds/w/snapshots "$(snapshot 1 256)" &&
+		URL=$B jexpect 201 PUT /v1/meshes/g "$GRID" &&
+		within 5 grep -q "skipping g (.*): --max-memory reached" "$TMP/daemon.log" &&
+		on_a expect 404 GET /v1/meshes/g && URL=$B expect 200 GET /v1/meshes/g
+	'
+	test_expect 'replica: the world deleted, it fetches the mesh within seconds (not at its next resync)' '
+		on_a expect 204 DELETE /v1/worlds/w &&
+		within 6 on_a expect 200 GET /v1/meshes/g &&
+		grep -q "fetching 1 meshes skipped for --max-memory again" "$TMP/daemon.log" &&
+		on_a jexpect 200 POST /v1/meshes/g/raycast "{\"origin\": [10.2, 9, 10.7], \"direction\": [0, -1, 0]}" &&
+		jcheck "j[\"hit\"] is True"
+	'
+	stop_daemon
+else
+	test_skip 'replicas and --max-memory' 'redis-server missing (make deps-test)'
+fi
 test_done
