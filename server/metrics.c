@@ -302,6 +302,9 @@ void metrics_render(struct metrics *m, struct store *store, const char *version,
 		buf_put_u64(out, atomic_load(&m->store_state) == 2);
 		buf_puts(out, "\n# HELP collisiond_store_resyncs_total Full resyncs from the --store (one per (re)connection).\n# TYPE collisiond_store_resyncs_total counter\ncollisiond_store_resyncs_total ");
 		buf_put_u64(out, load(&m->store_resyncs));
+		buf_puts(out, "\n# HELP collisiond_store_meshes_skipped Meshes the --store holds that this replica does not serve: no room under --max-memory (fetched again once memory is freed).\n"
+			      "# TYPE collisiond_store_meshes_skipped gauge\ncollisiond_store_meshes_skipped ");
+		buf_put_u64(out, atomic_load(&m->store_skipped));
 	}
 	buf_puts(out, "\n# HELP collisiond_build_info Build information; the value is always 1.\n# TYPE collisiond_build_info gauge\ncollisiond_build_info{version=\"");
 	put_label(out, version);

@@ -56,6 +56,7 @@ struct metrics {
 	/* --store (store_redis.c): 0 none, 1 down, 2 up; full resyncs done */
 	atomic_int store_state;
 	atomic_uint_fast64_t store_resyncs;
+	atomic_size_t store_skipped;	/* names the --store holds that --max-memory kept out */
 };
 
 /* A zeroed struct metrics with the start time noted; NULL when out of

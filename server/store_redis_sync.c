@@ -12,6 +12,7 @@
 #include "log.h"
 #include "membudget.h"
 #include "mesh.h"
+#include "metrics.h"
 #include "persist.h"
 #include "store.h"
 #include "store_backend.h"
@@ -43,10 +44,18 @@ static int parse_u64(const char *s, size_t n, uint64_t *out)
 	return 0;
 }
 
+/* The metric of how many are skipped (called under skip_lock). */
+static void skipped_gauge(struct store_backend *b, size_t n)
+{
+	if (b->metrics)
+		atomic_store(&b->metrics->store_skipped, n);
+}
+
 /* Remember name as refused for the memory budget (once), and how much was
  * held then. Out of memory for the list: the next resync fetches it. */
-static void skip(struct store_redis *r, const char *name)
+static void skip(struct store_backend *b, const char *name)
 {
+	struct store_redis *r = b->impl;
 	size_t i;
 
 	pthread_mutex_lock(&r->skip_lock);
@@ -66,6 +75,7 @@ static void skip(struct store_redis *r, const char *name)
 		snprintf(r->skipped[r->nskipped++], sizeof(r->skipped[0]), "%s", name);
 	}
 out:
+	skipped_gauge(b, r->nskipped);
 	pthread_mutex_unlock(&r->skip_lock);
 }
 
@@ -121,7 +131,7 @@ static int apply_put(struct store_backend *b, redisContext *c, const char *name)
 	free(xyz);
 	free(idx);
 	if (built == CORE_ENOSPACE)
-		skip(r, name);
+		skip(b, name);
 	if (built != CORE_OK)
 		return 0;
 	store_backend_lock(b, name);
@@ -394,17 +404,18 @@ int store_redis_retry_skipped(struct store_backend *b, redisContext *c)
 	names = r->skipped;
 	r->skipped = NULL;
 	r->nskipped = r->skip_cap = 0;
+	skipped_gauge(b, 0);
 	pthread_mutex_unlock(&r->skip_lock);
 	if (b->log)
 		log_msg(b->log, LOG_INFO, "store: memory freed: fetching %zu meshes skipped for --max-memory again",
 			n);
 	for (i = 0; i < n; i++) {
 		if (rc || atomic_load(&b->cancel)) {
-			skip(r, names[i]);	/* not tried: still skipped */
+			skip(b, names[i]);	/* not tried: still skipped */
 			continue;
 		}
 		if (apply_put(b, c, names[i])) {
-			skip(r, names[i]);
+			skip(b, names[i]);
 			rc = -1;
 		}
 	}

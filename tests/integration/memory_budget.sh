@@ -114,12 +114,15 @@ if [ -x "$REDIS" ]; then
 		on_a jexpect 204 POST /v1/worlds/w/snapshots "$(snapshot 1 256)" &&
 		URL=$B jexpect 201 PUT /v1/meshes/g "$GRID" &&
 		within 5 grep -q "skipping g (.*): --max-memory reached" "$TMP/daemon.log" &&
-		on_a expect 404 GET /v1/meshes/g && URL=$B expect 200 GET /v1/meshes/g
+		on_a expect 404 GET /v1/meshes/g && URL=$B expect 200 GET /v1/meshes/g &&
+		[ "$(URL=$A metric collisiond_store_meshes_skipped)" = 1 ] &&
+		[ "$(URL=$B metric collisiond_store_meshes_skipped)" = 0 ]
 	'
 	test_expect 'replica: the world deleted, it fetches the mesh within seconds (not at its next resync)' '
 		on_a expect 204 DELETE /v1/worlds/w &&
 		within 6 on_a expect 200 GET /v1/meshes/g &&
 		grep -q "fetching 1 meshes skipped for --max-memory again" "$TMP/daemon.log" &&
+		[ "$(URL=$A metric collisiond_store_meshes_skipped)" = 0 ] &&
 		on_a jexpect 200 POST /v1/meshes/g/raycast "{\"origin\": [10.2, 9, 10.7], \"direction\": [0, -1, 0]}" &&
 		jcheck "j[\"hit\"] is True"
 	'
