@@ -105,14 +105,17 @@ static enum MHD_Result send_error(struct MHD_Connection *c, struct request *r, e
 	return send_and_release(c, r, &resp);
 }
 
-/* /healthz (one shared response while not draining), /readyz, /metrics. */
+/* /healthz (one shared response while not draining, for a request without
+ * an X-Request-Id), /readyz, /metrics. */
 static enum MHD_Result serve_ops(struct http_server *s, struct MHD_Connection *c,
 				 struct request *r)
 {
 	struct api_response resp;
 	enum MHD_Result ret;
 
-	if (strcmp(r->route_label, "/healthz") == 0 &&
+	/* the shared response has no X-Request-Id: a request that names
+	 * itself gets its own */
+	if (strcmp(r->route_label, "/healthz") == 0 && !r->rid_len &&
 	    !atomic_load_explicit(&s->draining, memory_order_relaxed)) {
 		ret = MHD_queue_response(c, MHD_HTTP_OK, s->healthz);
 		if (ret == MHD_YES) {

@@ -374,13 +374,16 @@ PY
 	after=$(grep -c "Too many open files" "$TMP/daemon.log") &&
 	echo "warnings: $((after - before))" && [ $((after - before)) -ge 1 ] && [ $((after - before)) -le 2 ]
 '
-# rid_check BASE NAME: X-Request-Id is echoed on a 200, a 404 and a 413 sent
-# before the body, written to the access line; a bad one is neither
+# rid_check BASE NAME: X-Request-Id is echoed on a 200 (/healthz too: the
+# mhd engine answers it with a shared response), a 404 and a 413 sent before
+# the body, written to the access line; a bad one is neither.
 rid_check() {
 	local base=$1 long
 	long=$(printf "r%.0s" $(seq 1 129))
 	URL=$base expect 200 GET /v1/meshes/cube -H "X-Request-Id: $2-ok" &&
 		header X-Request-Id "$2-ok[[:space:]]*$" &&
+	URL=$base expect 200 GET /healthz -H "X-Request-Id: $2-hz" &&
+		header X-Request-Id "$2-hz[[:space:]]*$" &&
 	URL=$base expect 404 GET /v1/meshes/none -H "x-request-id: $2-404" &&
 		header X-Request-Id "$2-404[[:space:]]*$" &&
 	URL=$base expect 413 PUT /v1/meshes/big -H "X-Request-Id: $2-413" \
@@ -394,8 +397,8 @@ rid_check() {
 	grep -q "path=/v1/meshes/none status=404 .* rid=$2-404$" "$TMP/daemon.log" &&
 	! grep -q "rid=$2 spaced\|rid=r" "$TMP/daemon.log"
 }
-test_expect 'mhd: X-Request-Id echoed (200, 404, early 413) and logged; a bad one ignored' 'rid_check "$MHD_URL" mhd'
-test_expect 'epoll: X-Request-Id echoed (200, 404, early 413) and logged; a bad one ignored' 'rid_check "$EV_URL" ev'
+test_expect 'mhd: X-Request-Id echoed (200, /healthz, 404, early 413) and logged; a bad one ignored' 'rid_check "$MHD_URL" mhd'
+test_expect 'epoll: X-Request-Id echoed (200, /healthz, 404, early 413) and logged; a bad one ignored' 'rid_check "$EV_URL" ev'
 URL=$EV_URL
 test_expect 'epoll: graceful stop answers the request in flight (Connection: close), closes idle ones, exits 0' '
 	python3 - "$PORT" "$EV_PID" <<"PY"
