@@ -95,6 +95,9 @@ static void request_finish(struct ev_conn *c)
 	}
 	request_release(r);
 	r->started = 0;
+	/* a next head too bad to parse (answer_bad_head) is answered without
+	 * request_setup: it must not echo this request's X-Request-Id */
+	r->rid_len = 0;
 	c->line_seen = 0;
 	c->scan = 0;
 	c->chunked = 0;
