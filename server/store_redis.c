@@ -239,6 +239,7 @@ static enum sb_result redis_put(struct store_backend *b, const char *name, const
 	if (!v)
 		return SB_UNAVAILABLE;
 	store_versions_set(&r->versions, name, v);
+	store_redis_unskip(b, name);
 	return had ? SB_REPLACED : SB_CREATED;
 }
 
@@ -265,6 +266,7 @@ static enum sb_result redis_del(struct store_backend *b, const char *name)
 	if (!v)
 		return SB_UNAVAILABLE;
 	store_versions_set(&r->versions, name, v);
+	store_redis_unskip(b, name);
 	return SB_OK;
 }
 

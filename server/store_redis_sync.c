@@ -79,6 +79,22 @@ out:
 	pthread_mutex_unlock(&r->skip_lock);
 }
 
+void store_redis_unskip(struct store_backend *b, const char *name)
+{
+	struct store_redis *r = b->impl;
+	size_t i;
+
+	pthread_mutex_lock(&r->skip_lock);
+	for (i = 0; i < r->nskipped; i++) {
+		if (strcmp(r->skipped[i], name) == 0) {
+			memcpy(r->skipped[i], r->skipped[--r->nskipped], sizeof(r->skipped[0]));
+			skipped_gauge(b, r->nskipped);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&r->skip_lock);
+}
+
 /*
  * Fetch name from Redis on c and swap it in when its version is newer than
  * the one applied here. 0 when done (also when skipped: gone, not newer,
@@ -138,8 +154,10 @@ static int apply_put(struct store_backend *b, redisContext *c, const char *name)
 	if (v > store_versions_get(&r->versions, name, NULL)) {
 		/* refused here (--max-meshes, memory): not recorded, so the next
 		 * resync fetches it again */
-		if (store_backend_swap(b, name, r->where, m, 0))
+		if (store_backend_swap(b, name, r->where, m, 0)) {
 			store_versions_set(&r->versions, name, v);
+			store_redis_unskip(b, name);
+		}
 	} else {
 		mesh_unref(m);
 	}
@@ -160,6 +178,7 @@ static void apply_delete(struct store_backend *b, const char *name, uint64_t v)
 	if (v > store_versions_get(&r->versions, name, NULL)) {
 		store_delete(b->store, name);
 		store_versions_set(&r->versions, name, v);
+		store_redis_unskip(b, name);
 	}
 	store_backend_unlock(b, name);
 }

@@ -118,6 +118,17 @@ if [ -x "$REDIS" ]; then
 		[ "$(URL=$A metric collisiond_store_meshes_skipped)" = 1 ] &&
 		[ "$(URL=$B metric collisiond_store_meshes_skipped)" = 0 ]
 	'
+	skipped_on_a() { [ "$(URL=$A metric collisiond_store_meshes_skipped)" = "$1" ]; }
+	test_expect 'replica: a skipped mesh deleted in Redis (or written through the replica) is no longer counted as skipped' '
+		URL=$B jexpect 201 PUT /v1/meshes/h "$GRID" &&
+		within 5 skipped_on_a 2 &&
+		URL=$B expect 204 DELETE /v1/meshes/h &&
+		within 5 skipped_on_a 1 &&
+		URL=$B jexpect 201 PUT /v1/meshes/k "$GRID" &&
+		within 5 skipped_on_a 2 &&
+		URL=$A expect 204 DELETE /v1/meshes/k &&
+		skipped_on_a 1 && on_a expect 404 GET /v1/meshes/g
+	'
 	test_expect 'replica: the world deleted, it fetches the mesh within seconds (not at its next resync)' '
 		on_a expect 204 DELETE /v1/worlds/w &&
 		within 6 on_a expect 200 GET /v1/meshes/g &&
