@@ -41,6 +41,13 @@ else
 		grep -q "not ok .*readiness probe on /readyz" "$TMP/bad.out" &&
 		grep -q "not ok .*COLLISIOND_MAX_MEMORY set, at most half" "$TMP/bad.out"
 	'
+	# "2G" in Kubernetes is 2e9 bytes: a 1G (GiB) budget is over half of it
+	sed -e 's/memory: 2Gi/memory: 2G/' docker/kubernetes/collisiond.yaml >"$TMP/bad/decimal.yaml"
+	test_expect 'the memory limit is read as Kubernetes reads it: a 1G budget under a 2G (2e9 bytes) limit is refused' '
+		! node "$KDIR/validate.mjs" "$TMP/bad/decimal.yaml" docker/kubernetes/redis.yaml >"$TMP/dec.out" 2>&1 &&
+		grep -q "not ok .*COLLISIOND_MAX_MEMORY set, at most half" "$TMP/dec.out" &&
+		grep -q "budget 1073741824, limit 2000000000" "$TMP/dec.out"
+	'
 fi
 
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)

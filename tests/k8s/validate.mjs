@@ -93,12 +93,19 @@ const find = (kind, name) => objects.find(({ o }) => o.kind === kind && o.metada
 const matches = (sel, labels) => Object.entries(sel ?? {}).every(([k, v]) => labels?.[k] === v) &&
 	Object.keys(sel ?? {}).length > 0;
 
-// A size in bytes: the daemon's K/M/G (powers of 1024) or Kubernetes'
-// Ki/Mi/Gi and k/M/G quantities; NaN when it is neither.
-function bytes(s) {
-	const m = /^([0-9]+)(k|K|Ki|M|Mi|G|Gi)?$/.exec(String(s ?? ""));
+// Sizes in bytes, NaN when not one. The two spellings disagree: the
+// daemon's K/M/G (any case, "iB" optional: config_parse_size) are powers of
+// 1024, where a Kubernetes quantity's k/M/G are powers of 1000 and only
+// Ki/Mi/Gi are binary (a limit of "2G" is 2e9 bytes, not 2 GiB).
+function daemonBytes(s) {
+	const m = /^([0-9]+)(?:([kKmMgG])(?:[iI][bB])?)?$/.exec(String(s ?? ""));
 	if (!m) return NaN;
-	const unit = { k: 1e3, K: 1024, Ki: 1024, M: 1024 ** 2, Mi: 1024 ** 2, G: 1024 ** 3, Gi: 1024 ** 3 };
+	return Number(m[1]) * (m[2] ? 1024 ** (" kmg".indexOf(m[2].toLowerCase())) : 1);
+}
+function quantityBytes(s) {
+	const m = /^([0-9]+)(k|M|G|T|Ki|Mi|Gi|Ti)?$/.exec(String(s ?? ""));
+	if (!m) return NaN;
+	const unit = { k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4 };
 	return Number(m[1]) * (m[2] ? unit[m[2]] : 1);
 }
 
@@ -121,8 +128,8 @@ if (dep) {
 	check("Deployment: at least 2 replicas", (dep.spec.replicas ?? 1) >= 2);
 	// the memory budget leaves room below the container's limit for the
 	// requests in flight (README "Memory budget"): at most half of it
-	const budget = bytes((c?.env ?? []).find((e) => e.name === "COLLISIOND_MAX_MEMORY")?.value);
-	const limit = bytes(c?.resources?.limits?.memory);
+	const budget = daemonBytes((c?.env ?? []).find((e) => e.name === "COLLISIOND_MAX_MEMORY")?.value);
+	const limit = quantityBytes(c?.resources?.limits?.memory);
 	check("Deployment: COLLISIOND_MAX_MEMORY set, at most half the memory limit",
 	      budget > 0 && limit > 0 && 2 * budget <= limit, `budget ${budget}, limit ${limit}`);
 	// a Service named collisiond sets COLLISIOND_PORT=tcp://ip:port in
