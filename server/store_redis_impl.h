@@ -47,12 +47,20 @@ struct store_redis {
 
 	/* Names whose newer version in Redis this replica had no room for
 	 * (--max-memory; its worlds share the budget): fetched again by the
-	 * watcher once less is held than when the last of them was refused,
-	 * not only at the next resync. */
+	 * watcher once it might fit, not only at the next resync. */
 	pthread_mutex_t skip_lock;
-	char (*skipped)[STORE_NAME_MAX + 1];
+	struct skipped_mesh *skipped;
 	size_t nskipped, skip_cap;
-	size_t skip_held;		/* membudget_held() at the last refusal */
+};
+
+/* A mesh refused for the memory budget, and when to try it again: less
+ * held than at its refusal, and room for at least need (a lower bound on
+ * what it takes: its vertices and indices), so that a world's snapshots
+ * going up and down by a few hundred KiB do not fetch and build a mesh of
+ * 100 MiB every 2 s. */
+struct skipped_mesh {
+	char name[STORE_NAME_MAX + 1];
+	size_t held, need;
 };
 
 /* Connect, authenticate, select the database. NULL with why filled, and

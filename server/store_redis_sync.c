@@ -51,16 +51,16 @@ static void skipped_gauge(struct store_backend *b, size_t n)
 		atomic_store(&b->metrics->store_skipped, n);
 }
 
-/* Remember name as refused for the memory budget (once), and how much was
- * held then. Out of memory for the list: the next resync fetches it. */
-static void skip(struct store_backend *b, const char *name)
+/* Remember name as refused for the memory budget (once: a refusal again
+ * updates it), with how much was held then and need. Out of memory for the
+ * list: the next resync fetches it. */
+static void skip(struct store_backend *b, const char *name, size_t need)
 {
 	struct store_redis *r = b->impl;
 	size_t i;
 
 	pthread_mutex_lock(&r->skip_lock);
-	r->skip_held = membudget_held();
-	for (i = 0; i < r->nskipped && strcmp(r->skipped[i], name); i++)
+	for (i = 0; i < r->nskipped && strcmp(r->skipped[i].name, name); i++)
 		;
 	if (i == r->nskipped) {
 		if (r->nskipped == r->skip_cap) {
@@ -72,8 +72,10 @@ static void skip(struct store_backend *b, const char *name)
 			r->skipped = p;
 			r->skip_cap = cap;
 		}
-		snprintf(r->skipped[r->nskipped++], sizeof(r->skipped[0]), "%s", name);
+		snprintf(r->skipped[r->nskipped++].name, sizeof(r->skipped[0].name), "%s", name);
 	}
+	r->skipped[i].held = membudget_held();
+	r->skipped[i].need = need;
 out:
 	skipped_gauge(b, r->nskipped);
 	pthread_mutex_unlock(&r->skip_lock);
@@ -86,8 +88,9 @@ void store_redis_unskip(struct store_backend *b, const char *name)
 
 	pthread_mutex_lock(&r->skip_lock);
 	for (i = 0; i < r->nskipped; i++) {
-		if (strcmp(r->skipped[i], name) == 0) {
-			memcpy(r->skipped[i], r->skipped[--r->nskipped], sizeof(r->skipped[0]));
+		if (strcmp(r->skipped[i].name, name) == 0) {
+			if (i != --r->nskipped)
+				r->skipped[i] = r->skipped[r->nskipped];
 			skipped_gauge(b, r->nskipped);
 			break;
 		}
@@ -147,7 +150,7 @@ static int apply_put(struct store_backend *b, redisContext *c, const char *name)
 	free(xyz);
 	free(idx);
 	if (built == CORE_ENOSPACE)
-		skip(b, name);
+		skip(b, name, 3 * sizeof(float) * nvert + 3 * sizeof(uint32_t) * ntri);
 	if (built != CORE_OK)
 		return 0;
 	store_backend_lock(b, name);
@@ -408,36 +411,33 @@ int store_redis_event(struct store_backend *b, redisContext *sync, redisReply *m
 int store_redis_retry_skipped(struct store_backend *b, redisContext *c)
 {
 	struct store_redis *r = b->impl;
-	char (*names)[STORE_NAME_MAX + 1];
-	size_t n, i;
+	char (*names)[STORE_NAME_MAX + 1] = NULL;
+	size_t n = 0, i;
 	int rc = 0;
 
+	/* the names that might fit now; they stay listed (and counted) until
+	 * applied, or are refused again with the level of now */
 	pthread_mutex_lock(&r->skip_lock);
-	n = r->nskipped;
-	if (!n || membudget_held() >= r->skip_held) {
-		pthread_mutex_unlock(&r->skip_lock);
-		return 0;
-	}
-	/* taken out: those still without room are skipped again (and the
-	 * level they failed at recorded anew) */
-	names = r->skipped;
-	r->skipped = NULL;
-	r->nskipped = r->skip_cap = 0;
-	skipped_gauge(b, 0);
-	pthread_mutex_unlock(&r->skip_lock);
-	if (b->log)
-		log_msg(b->log, LOG_INFO, "store: memory freed: fetching %zu meshes skipped for --max-memory again",
-			n);
-	for (i = 0; i < n; i++) {
-		if (rc || atomic_load(&b->cancel)) {
-			skip(b, names[i]);	/* not tried: still skipped */
+	for (i = 0; i < r->nskipped; i++) {
+		const struct skipped_mesh *e = &r->skipped[i];
+
+		if (membudget_held() >= e->held || !membudget_fits(e->need))
 			continue;
-		}
-		if (apply_put(b, c, names[i])) {
-			skip(b, names[i]);
-			rc = -1;
-		}
+		if (!names && !(names = malloc(r->nskipped * sizeof(*names))))
+			break;
+		memcpy(names[n++], e->name, sizeof(names[0]));
 	}
+	pthread_mutex_unlock(&r->skip_lock);
+	if (!n)
+		return 0;
+	if (b->log)
+		log_msg(b->log, LOG_INFO,
+			"store: memory freed: fetching %zu meshes skipped for --max-memory again", n);
+	for (i = 0; i < n && !atomic_load(&b->cancel); i++)
+		if (apply_put(b, c, names[i])) {
+			rc = -1;	/* the rest stay listed for the next retry */
+			break;
+		}
 	free(names);
 	return rc;
 }
