@@ -54,6 +54,25 @@ static void gen_key(char *out, size_t cap, unsigned k)
 	}
 }
 
+/* Start a member: ", " before all but the first, and for an object the
+ * key (into key, cap bytes, as written) and its colon. */
+static void put_member(struct sb *b, int arr, unsigned i, char *key, size_t cap)
+{
+	if (i) {
+		sb_putc(b, ',');
+		gen_ws(b);
+	}
+	if (arr)
+		return;
+	gen_key(key, cap, i);
+	sb_putc(b, '"');
+	sb_puts(b, key);
+	sb_putc(b, '"');
+	gen_ws(b);
+	sb_putc(b, ':');
+	gen_ws(b);
+}
+
 static void gen_plain(struct sb *b, int depth);
 
 static void gen_container(struct sb *b, int depth, int arr)
@@ -63,21 +82,9 @@ static void gen_container(struct sb *b, int depth, int arr)
 	sb_putc(b, arr ? '[' : '{');
 	gen_ws(b);
 	for (unsigned i = 0; i < n; i++) {
-		if (i) {
-			sb_putc(b, ',');
-			gen_ws(b);
-		}
-		if (!arr) {
-			char key[128];
+		char key[128];
 
-			gen_key(key, sizeof(key), i);
-			sb_putc(b, '"');
-			sb_puts(b, key);
-			sb_putc(b, '"');
-			gen_ws(b);
-			sb_putc(b, ':');
-			gen_ws(b);
-		}
+		put_member(b, arr, i, key, sizeof(key));
 		gen_plain(b, depth + 1);
 		gen_ws(b);
 	}
@@ -114,26 +121,14 @@ static int gen_to_fault(struct sb *b, struct sb *path, int depth, enum fault fau
 	sb_putc(b, arr ? '[' : '{');
 	gen_ws(b);
 	for (unsigned i = 0; i < n; i++) {
-		if (i) {
-			sb_putc(b, ',');
-			gen_ws(b);
-		}
-		if (!arr) {
-			char key[128];
+		char key[128];
 
-			gen_key(key, sizeof(key), i);
-			sb_putc(b, '"');
-			sb_puts(b, key);
-			sb_putc(b, '"');
-			gen_ws(b);
-			sb_putc(b, ':');
-			gen_ws(b);
-			if (i == at) {
-				char cut[80];
+		put_member(b, arr, i, key, sizeof(key));
+		if (!arr && i == at) {
+			char cut[80];
 
-				snprintf(cut, sizeof(cut), "%s%.64s", path->len ? "." : "", key);
-				sb_puts(path, cut);
-			}
+			snprintf(cut, sizeof(cut), "%s%.64s", path->len ? "." : "", key);
+			sb_puts(path, cut);
 		} else if (i == at) {
 			char idx[24];
 

@@ -158,6 +158,22 @@ START_TEST(test_mesh_takes_its_bytes)
 }
 END_TEST
 
+/* 16 entities p0..p15 of four spheres each (a, b, c, d). */
+static void sixteen_entities(struct hitbox_in hb[64], struct entity_in ent[16], char ids[16][8])
+{
+	memset(hb, 0, 64 * sizeof(*hb));
+	for (int i = 0; i < 64; i++) {
+		hb[i].id = (const char *[]){ "a", "b", "c", "d" }[i % 4];
+		hb[i].shape = HITBOX_SPHERE;
+		hb[i].a = v3((float)i, 1, 0);
+		hb[i].radius = 0.5f;
+	}
+	for (int e = 0; e < 16; e++) {
+		snprintf(ids[e], sizeof(ids[e]), "p%d", e);
+		ent[e] = (struct entity_in){ ids[e], 1, &hb[4 * e], 4 };
+	}
+}
+
 START_TEST(test_snapshot_refused_world_unchanged)
 {
 	static const struct world_opts opts = { 1e9, 64, 256 };
@@ -170,17 +186,7 @@ START_TEST(test_snapshot_refused_world_unchanged)
 	struct world_info info;
 	size_t one, before;
 
-	memset(hb, 0, sizeof(hb));
-	for (int i = 0; i < 64; i++) {
-		hb[i].id = (const char *[]){ "a", "b", "c", "d" }[i % 4];
-		hb[i].shape = HITBOX_SPHERE;
-		hb[i].a = v3((float)i, 1, 0);
-		hb[i].radius = 0.5f;
-	}
-	for (int e = 0; e < 16; e++) {
-		snprintf(ids[e], sizeof(ids[e]), "p%d", e);
-		ent[e] = (struct entity_in){ ids[e], 1, &hb[4 * e], 4 };
-	}
+	sixteen_entities(hb, ent, ids);
 	ck_assert_int_eq(store_new(&s), CORE_OK);
 	ck_assert_int_eq(world_new(s, NULL, 0, &opts, &w, &f), CORE_OK);
 	ck_assert_int_eq(world_ingest(w, 1, 10, ent, 16, &f), CORE_OK);
@@ -243,17 +249,7 @@ START_TEST(test_snapshot_steady_state_at_limit)
 	size_t held, one, bad;
 	uint64_t t;
 
-	memset(hb, 0, sizeof(hb));
-	for (int i = 0; i < 64; i++) {
-		hb[i].id = (const char *[]){ "a", "b", "c", "d" }[i % 4];
-		hb[i].shape = HITBOX_SPHERE;
-		hb[i].a = v3((float)i, 1, 0);
-		hb[i].radius = 0.5f;
-	}
-	for (int e = 0; e < 16; e++) {
-		snprintf(ids[e], sizeof(ids[e]), "p%d", e);
-		ent[e] = (struct entity_in){ ids[e], 1, &hb[4 * e], 4 };
-	}
+	sixteen_entities(hb, ent, ids);
 	ck_assert_int_eq(store_new(&s), CORE_OK);
 	ck_assert_int_eq(world_new(s, NULL, 0, &opts, &w, &f), CORE_OK);
 	/* ticks 2-5 held, each paired with the one before: all one size */
