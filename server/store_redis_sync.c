@@ -133,8 +133,12 @@ static int apply_put(struct store_backend *b, redisContext *c, const char *name)
 	}
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
 	    rep->element[0]->type != REDIS_REPLY_STRING ||
-	    rep->element[1]->type != REDIS_REPLY_STRING)
-		goto out_free;	/* deleted since: its event follows */
+	    rep->element[1]->type != REDIS_REPLY_STRING) {
+		/* deleted since: its event follows, but a skipped name gone
+		 * from Redis (its event missed) is skipped no more */
+		store_redis_unskip(b, name);
+		goto out_free;
+	}
 	if (parse_u64(rep->element[0]->str, rep->element[0]->len, &v) ||
 	    v <= store_versions_get(&r->versions, name, NULL))
 		goto out_free;
@@ -252,6 +256,28 @@ static int fetch_all(struct store_backend *b, redisContext *c, char **names, siz
 	return atomic_load(&j.failed) || atomic_load(&b->cancel) ? -1 : 0;
 }
 
+/* Skipped names that Redis no longer holds (sorted[0..n), its names at a
+ * resync) are skipped no more: a delete whose event was missed would keep
+ * them listed, and counted, for good. */
+static void unskip_gone(struct store_backend *b, char **sorted, size_t n)
+{
+	struct store_redis *r = b->impl;
+	size_t i = 0;
+
+	pthread_mutex_lock(&r->skip_lock);
+	while (i < r->nskipped) {
+		const char *key = r->skipped[i].name;
+
+		if (bsearch(&key, sorted, n, sizeof(*sorted), cmp_str)) {
+			i++;
+			continue;
+		}
+		r->skipped[i] = r->skipped[--r->nskipped];
+	}
+	skipped_gauge(b, r->nskipped);
+	pthread_mutex_unlock(&r->skip_lock);
+}
+
 int store_redis_resync(struct store_backend *b, redisContext *c, size_t *loaded, size_t *dropped)
 {
 	struct store_redis *r = b->impl;
@@ -327,6 +353,7 @@ int store_redis_resync(struct store_backend *b, redisContext *c, size_t *loaded,
 	*loaded = ntodo;
 	/* names applied from Redis earlier and gone from it at seq: deleted */
 	qsort(sorted, n, sizeof(*sorted), cmp_str);
+	unskip_gone(b, sorted, n);
 	if (store_list(b->store, &e, &i) == CORE_OK) {
 		size_t k, ne = i;
 

@@ -129,6 +129,15 @@ if [ -x "$REDIS" ]; then
 		URL=$A expect 204 DELETE /v1/meshes/k &&
 		skipped_on_a 1 && on_a expect 404 GET /v1/meshes/g
 	'
+	test_expect 'replica: a skipped mesh deleted behind its back (no event) is no longer counted after its next resync' '
+		URL=$B jexpect 201 PUT /v1/meshes/gone "$GRID" &&
+		within 5 skipped_on_a 2 &&
+		redis-cli -p "$RPORT" del collisiond:mesh:gone | grep -q 1 &&
+		redis-cli -p "$RPORT" srem collisiond:names gone | grep -q 1 &&
+		sleep 0.5 && skipped_on_a 2 &&
+		redis-cli -p "$RPORT" client kill type pubsub >/dev/null &&
+		within 10 skipped_on_a 1 && on_a expect 404 GET /v1/meshes/g
+	'
 	# retried only when it might fit: less held than at its refusal, and room
 	# for at least its vertices and indices (a world's snapshots moving the
 	# total by a little must not fetch and build a big mesh every 2 s)
