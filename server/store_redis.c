@@ -238,8 +238,7 @@ static enum sb_result redis_put(struct store_backend *b, const char *name, const
 		return SB_FULL;
 	if (!v)
 		return SB_UNAVAILABLE;
-	store_versions_set(&r->versions, name, v);
-	store_redis_unskip(b, name);
+	store_redis_applied(b, name, v);
 	return had ? SB_REPLACED : SB_CREATED;
 }
 
@@ -265,8 +264,7 @@ static enum sb_result redis_del(struct store_backend *b, const char *name)
 		return SB_ABSENT;
 	if (!v)
 		return SB_UNAVAILABLE;
-	store_versions_set(&r->versions, name, v);
-	store_redis_unskip(b, name);
+	store_redis_applied(b, name, v);
 	return SB_OK;
 }
 

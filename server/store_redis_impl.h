@@ -85,10 +85,10 @@ int store_redis_check_epoch(struct store_backend *b, redisContext *c);
  * names not tried stay skipped). */
 int store_redis_retry_skipped(struct store_backend *b, redisContext *c);
 
-/* name is no longer skipped: a version of it was applied here (fetched,
- * deleted, or written through this replica), so the next retry must not
- * fetch it and collisiond_store_meshes_skipped must not count it. */
-void store_redis_unskip(struct store_backend *b, const char *name);
+/* Version v of name is applied here (written through this replica, fetched
+ * or deleted): recorded, and the name skipped no more. Every such place
+ * calls this, so that none records one without the other. */
+void store_redis_applied(struct store_backend *b, const char *name, uint64_t v);
 
 /* Apply one pub/sub message ("p V NAME" or "d V NAME"; anything else is
  * ignored), fetching on sync. -1 on a connection error. */

@@ -81,7 +81,9 @@ out:
 	pthread_mutex_unlock(&r->skip_lock);
 }
 
-void store_redis_unskip(struct store_backend *b, const char *name)
+/* name is skipped no more (applied here, or gone from Redis): the next
+ * retry must not fetch it, collisiond_store_meshes_skipped not count it. */
+static void store_redis_unskip(struct store_backend *b, const char *name)
 {
 	struct store_redis *r = b->impl;
 	size_t i;
@@ -96,6 +98,12 @@ void store_redis_unskip(struct store_backend *b, const char *name)
 		}
 	}
 	pthread_mutex_unlock(&r->skip_lock);
+}
+
+void store_redis_applied(struct store_backend *b, const char *name, uint64_t v)
+{
+	store_versions_set(&((struct store_redis *)b->impl)->versions, name, v);
+	store_redis_unskip(b, name);
 }
 
 /*
@@ -162,8 +170,7 @@ static int apply_put(struct store_backend *b, redisContext *c, const char *name)
 		/* refused here (--max-meshes, memory): not recorded, so the next
 		 * resync fetches it again */
 		if (store_backend_swap(b, name, r->where, m, 0)) {
-			store_versions_set(&r->versions, name, v);
-			store_redis_unskip(b, name);
+			store_redis_applied(b, name, v);
 		}
 	} else {
 		mesh_unref(m);
@@ -184,8 +191,7 @@ static void apply_delete(struct store_backend *b, const char *name, uint64_t v)
 	store_backend_lock(b, name);
 	if (v > store_versions_get(&r->versions, name, NULL)) {
 		store_delete(b->store, name);
-		store_versions_set(&r->versions, name, v);
-		store_redis_unskip(b, name);
+		store_redis_applied(b, name, v);
 	}
 	store_backend_unlock(b, name);
 }

@@ -286,6 +286,28 @@ f 2 3 7
 f 2 7 6
 '
 
+# within S CMD...: CMD succeeds within S seconds (scaled)
+within() {
+	local s=$1 k
+	shift
+	for ((k = 0; k < s * 10 * TIME_SCALE; k++)); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+
+# start_redis_bare [redis-server flags...]: a Redis without persistence on a
+# free port, $RPORT, its files in $TMP/redis; waits for it to answer (5 s).
+# The caller checks $REDIS (redis-server) is there.
+start_redis_bare() {
+	local k
+	RPORT=$(free_port)
+	mkdir -p "$TMP/redis"
+	"$REDIS" --port "$RPORT" --bind 127.0.0.1 --dir "$TMP/redis" --save "" --appendonly no \
+		"$@" --daemonize no --logfile "$TMP/redis/log" &
+	all_pids="$all_pids $!"
+	for ((k = 0; k < 50; k++)); do redis-cli -p "$RPORT" ping 2>/dev/null | grep -q PONG && return 0; sleep 0.1; done
+	return 1
+}
+
 # put_cube NAME: upload the unit cube (JSON) as NAME; 200 or 201.
 put_cube() {
 	req PUT "/v1/meshes/$1" -H 'Content-Type: application/json' --data-binary "$CUBE_JSON"

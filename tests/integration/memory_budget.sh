@@ -92,18 +92,7 @@ test_expect 'a bad --max-memory is refused at start' '
 # its next resync, a reconnection to Redis).
 REDIS=$(command -v redis-server || echo /usr/bin/redis-server)
 if [ -x "$REDIS" ]; then
-	RPORT=$(free_port)
-	mkdir -p "$TMP/redis"
-	"$REDIS" --port "$RPORT" --bind 127.0.0.1 --dir "$TMP/redis" --save "" --appendonly no \
-		--daemonize no --logfile "$TMP/redis/log" &
-	all_pids="$all_pids $!"
-	for ((k = 0; k < 50; k++)); do redis-cli -p "$RPORT" ping 2>/dev/null | grep -q PONG && break; sleep 0.1; done
-	within() {
-		local s=$1 k
-		shift
-		for ((k = 0; k < s * 10 * TIME_SCALE; k++)); do "$@" && return 0; sleep 0.1; done
-		return 1
-	}
+	start_redis_bare
 	start_daemon --store "redis://127.0.0.1:$RPORT/0" --max-memory 450K --log-level info
 	A=$URL
 	start_daemon --store "redis://127.0.0.1:$RPORT/0"

@@ -17,14 +17,8 @@ if [ ! -x "$REDIS" ]; then
 fi
 require_daemon
 
-RPORT=$(free_port)
-mkdir -p "$TMP/redis"
-"$REDIS" --port "$RPORT" --bind 127.0.0.1 --dir "$TMP/redis" --save "" --appendonly no \
-	--enable-debug-command local \
-	--daemonize no --logfile "$TMP/redis/log" &
-all_pids="$all_pids $!"
+start_redis_bare --enable-debug-command local
 rcli() { redis-cli -p "$RPORT" "$@"; }
-for ((k = 0; k < 50; k++)); do rcli ping 2>/dev/null | grep -q PONG && break; sleep 0.1; done
 STORE=redis://127.0.0.1:$RPORT/0
 
 # replica NAME: one more daemon on the store, PORT_NAME its port, not waited for
@@ -38,13 +32,6 @@ replica() {
 }
 # code PORT PATH: the HTTP status of a GET
 code() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1$2"; }
-# within S CMD...: CMD succeeds within S seconds (scaled)
-within() {
-	local s=$1 k
-	shift
-	for ((k = 0; k < s * 10 * TIME_SCALE; k++)); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 is() { [ "$(code "$1" "$2")" = "$3" ]; }
 
 replica a
