@@ -92,15 +92,17 @@ typedef __m256 M;
 		_mm256_castsi128_si256(                                                    \
 			_mm_loadu_si128((const __m128i *)(m)->prims[(g) / PRIM_LANES].id)), \
 		_mm_loadu_si128((const __m128i *)(m)->prims[(g) / PRIM_LANES + 1].id), 1)
+/* row c of q's jk in the low lanes (the lanes picked are 0-2) */
+#define JK_ROW(q, c) _mm256_castps128_ps256(_mm_load_ps((q)->jk[c]))
 #define I_GATHER(q, id, J0, J1, J2, K0, K1, K2)                                         \
 	do {                                                                             \
 		__m256i k_ = _mm256_and_si256(id, _mm256_set1_epi32(PRIM_AXIS_MASK));     \
-		J0 = _mm256_permutevar8x32_ps(_mm256_load_ps((q)->jk[0]), k_);           \
-		J1 = _mm256_permutevar8x32_ps(_mm256_load_ps((q)->jk[1]), k_);           \
-		J2 = _mm256_permutevar8x32_ps(_mm256_load_ps((q)->jk[2]), k_);           \
-		K0 = _mm256_permutevar8x32_ps(_mm256_load_ps((q)->jk[3]), k_);           \
-		K1 = _mm256_permutevar8x32_ps(_mm256_load_ps((q)->jk[4]), k_);           \
-		K2 = _mm256_permutevar8x32_ps(_mm256_load_ps((q)->jk[5]), k_);           \
+		J0 = _mm256_permutevar8x32_ps(JK_ROW(q, 0), k_);                         \
+		J1 = _mm256_permutevar8x32_ps(JK_ROW(q, 1), k_);                         \
+		J2 = _mm256_permutevar8x32_ps(JK_ROW(q, 2), k_);                         \
+		K0 = _mm256_permutevar8x32_ps(JK_ROW(q, 3), k_);                         \
+		K1 = _mm256_permutevar8x32_ps(JK_ROW(q, 4), k_);                         \
+		K2 = _mm256_permutevar8x32_ps(JK_ROW(q, 5), k_);                         \
 	} while (0)
 
 #define N_SET1 _mm256_set1_ps
@@ -130,4 +132,13 @@ void TRAVERSE_MANY_FALLBACK(const struct mesh *m, const struct rq *q, struct col
 {
 	rc_traverse_many_scalar(m, q, cl, n);
 }
+
+#ifdef STREAM
+void STREAM(const struct mesh *m, const struct rq *q, struct collector *cl, size_t n,
+	    struct rc_stream *x)
+{
+	(void)x;
+	rc_traverse_seq_scalar(m, q, cl, n);
+}
+#endif
 #endif

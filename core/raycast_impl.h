@@ -34,20 +34,31 @@
  * still met. */
 #define RC_NEAR_SLACK (1.0f - 0x1p-20f)
 
+/* A ray as the kernels read it: 192 bytes, whose first two cache lines hold
+ * all that a leaf test reads (a ray stream's leaves meet rays in any order,
+ * raycast_stream.h). */
 struct rq {
-	/* the ray as given (mesh space) */
-	vec3 o, d;
-	float tmax;		/* the caller's limit */
-	float L;		/* clip length: tmax or the exit from the root box */
-	float ov[4], inv[4];	/* lane 3: unused (set in one store) */
-	int nrow[4], frow[4];	/* rows of a node's lo/hi (float[6][8]) nearest / farthest */
 	/* segment ends relative to center, by dominant axis k of a triangle:
 	 * jk[c][k] is coordinate (k+1+c)%3 of j for c < 3, of k for c >= 3
-	 * (so a lane picks its (p_i, p_j, p_k) by k) */
-	float jk[6][8] __attribute__((aligned(32)));
+	 * (so a lane picks its (p_i, p_j, p_k) by k; lane 3 unused) */
+	float jk[6][4] __attribute__((aligned(64)));
 	float P;		/* max |coordinate| of j and k */
+	float L;		/* clip length: tmax or the exit from the root box */
 	int cull, flip;
+	/* the ray as given (mesh space): origin ov[0..2], direction d */
+	float ov[4];		/* lane 3: unused (set in one store) */
+	vec3 d;
+	float tmax;		/* the caller's limit */
+	float inv[4];		/* lane 3: unused */
+	int nrow[4], frow[4];	/* rows of a node's lo/hi (float[6][8]) nearest / farthest */
 };
+
+_Static_assert(sizeof(struct rq) == 192, "a ray query is three cache lines");
+
+static inline vec3 rq_origin(const struct rq *q)
+{
+	return v3(q->ov[0], q->ov[1], q->ov[2]);
+}
 
 struct cand {
 	float t, u, v;
@@ -154,6 +165,50 @@ void rc_traverse_many_avx2(const struct mesh *m, const struct rq *q, struct coll
 void rc_traverse_many_avx512(const struct mesh *m, const struct rq *q, struct collector *cl,
 			     size_t n);
 
+/*
+ * Ray streams (raycast_stream.h, the AVX-512 kernel only): a batch's rays
+ * walked through the BVH together, on meshes that fit the caches. Measured
+ * on the harness's bunny (3.7 k triangles, 0.26 MB), 65 536-ray batches
+ * against one walk after another: see mesh_raycast_batch_isa for where it
+ * is chosen and docs/performance-log.md for the figures.
+ */
+#define RC_STREAM_RAYS 16384	/* rays in one stream at most */
+/* the lists' arena, in entries (an id and a distance each): on the
+ * harness's meshes a stream of 16 384 closest or 8 192 any queries peaks
+ * under 11 entries a ray */
+#define RC_STREAM_ARENA (16u * 8192)
+#define RC_STREAM_STACK (BVH_MAX_DEPTH * BVH_WIDTH + 8)
+
+/* A stream's copy of a ray, as a node test reads it: origin, inverse
+ * direction and the closest hit so far (-1: an any query answered). */
+struct rc_stream_ray {
+	float o[3], inv[3], tc, pad;
+} __attribute__((aligned(32)));
+
+/* A list waiting: ref's node or leaf, len rays from off in the arena, the
+ * octant whose order it keeps (8: slot order). */
+struct rc_stream_entry {
+	uint32_t ref, off, len, oct;
+};
+
+/* A stream's room (raycast.c keeps one a thread). */
+struct rc_stream {
+	struct rc_stream_ray *ray;	/* RC_STREAM_RAYS */
+	uint32_t *id;			/* the arena: cap ids and entry distances */
+	float *tn;
+	size_t cap;
+	struct rc_stream_entry *stack;	/* RC_STREAM_STACK */
+};
+
+/* For the tests: the arena entries this thread's streams may use from now
+ * on (0: RC_STREAM_ARENA), so that lists outgrow it and rays walk alone. */
+void rc_stream_arena_limit(size_t entries);
+
+/* Walk q[0..n) and cl[0..n) (n <= RC_STREAM_RAYS) as one stream in x: the
+ * answers of rc_traverse_avx512 on each pair. */
+void rc_stream_avx512(const struct mesh *m, const struct rq *q, struct collector *cl, size_t n,
+		      struct rc_stream *x);
+
 enum rc_isa { RC_ISA_AUTO, RC_ISA_SCALAR, RC_ISA_SSE2, RC_ISA_AVX2, RC_ISA_AVX512 };
 
 /* 1 when this CPU runs isa's kernel (AUTO and SCALAR: always). */
@@ -164,8 +219,10 @@ enum core_result mesh_raycast_isa(const struct mesh *m, const struct ray *ray,
 				  const struct query_opts *opts, struct hit *hits,
 				  uint32_t *nhits, uint32_t *total, enum rc_isa isa);
 /* mesh_raycast_batch with a chosen kernel and, walks 1, one walk at a time
- * (rc_traverse_seq_*), or RC_WALKS walks interleaved whatever the mesh's
- * size; walks 0: as mesh_raycast_batch chooses. */
+ * (rc_traverse_seq_*), RC_WALKS walks interleaved, or RC_WALK_STREAM ray
+ * streams (isa AVX-512 only) whatever the mesh's and the batch's size;
+ * walks 0: as mesh_raycast_batch chooses. */
+#define RC_WALK_STREAM (-1)
 enum core_result mesh_raycast_batch_isa(const struct mesh *m, const struct ray *rays, size_t n,
 					const struct query_opts *opts, struct hit *hits,
 					uint32_t *nhits, enum core_result *res, enum rc_isa isa,

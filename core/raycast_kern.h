@@ -276,9 +276,12 @@ kern_visit(const struct mesh *m, const struct bvh_node *nd, const struct kern_ra
 		if (*sp + BVH_WIDTH > BVH_STACK_MAX)
 			return -1;
 		if (any) {
+			/* the rest pushed from the last slot, so popped in slot
+			 * order: a walk meets the children in slot order, as a ray
+			 * stream does (raycast_stream.h), and both answer alike */
 			while (mask) {
-				c1 = __builtin_ctz(mask);
-				mask &= mask - 1;
+				c1 = 31 - __builtin_clz(mask);
+				mask &= ~(1u << c1);
 				stack[(*sp)++] = kern_child(m, nd, c1, tn, tf);
 			}
 		} else if (c1 = __builtin_ctz(mask), mask &= mask - 1, !mask) {
@@ -363,26 +366,27 @@ KFN static inline void kern_ray_init(struct kern_ray *kr, const struct rq *q)
 }
 
 /*
- * Walk the BVH, leaves feeding cl: nearest child first (kern_visit), the
- * others waiting on the stack. The stack cannot fill (bvh.h bounds the
- * depth); if it ever did, the query starts over as a scan of every
- * primitive.
+ * Walk the subtree at cur (a node, or a leaf) for a query whose closest hit
+ * so far is at tcur, leaves feeding cl: nearest child first (kern_visit),
+ * the others waiting on the stack. Returns 1 when a HIT_ANY query is
+ * answered. The stack cannot fill (bvh.h bounds the depth); if it ever did,
+ * the query starts over as a scan of every primitive.
  */
-KFN static inline __attribute__((always_inline)) void kern_walk(const struct mesh *m,
-								 const struct rq *q,
-								 struct collector *cl)
+KFN static inline __attribute__((always_inline)) int kern_walk_at(const struct mesh *m,
+								   const struct rq *q,
+								   struct collector *cl,
+								   struct kern_stack cur,
+								   float tcur)
 {
 	struct kern_stack stack[BVH_STACK_MAX];
 	int sp = 0, any = cl->mode == HIT_ANY;
-	float tcur = q->L;
-	struct kern_stack cur = { 0, 0, 0, q->L };
 	struct kern_ray kr;
 
 	kern_ray_init(&kr, q);
 	for (;;) {
 		if (cur.count) {
 			if (kern_leaf_step(m, q, cl, &cur, &tcur))
-				return;
+				return 1;
 		} else {
 			int r = kern_visit(m, &m->bvh.nodes[cur.child], &kr, tcur, any, 0, stack,
 					   &sp, &cur);
@@ -391,12 +395,20 @@ KFN static inline __attribute__((always_inline)) void kern_walk(const struct mes
 				continue;
 			if (r < 0) {
 				kern_scan(m, q, cl);
-				return;
+				return any && cl->found;
 			}
 		}
 		if (!kern_pop(stack, &sp, tcur, &cur))
-			return;
+			return 0;
 	}
+}
+
+/* The whole walk for q: the subtree at the root. */
+KFN static inline __attribute__((always_inline)) void kern_walk(const struct mesh *m,
+								 const struct rq *q,
+								 struct collector *cl)
+{
+	kern_walk_at(m, q, cl, (struct kern_stack){ 0, 0, 0, q->L }, q->L);
 }
 
 KFN void TRAVERSE(const struct mesh *m, const struct rq *q, struct collector *cl)
@@ -507,3 +519,7 @@ KFN void TRAVERSE_MANY(const struct mesh *m, const struct rq *q, struct collecto
 		}
 	}
 }
+
+#ifdef TRAVERSE_STREAM
+#include "raycast_stream.h"
+#endif

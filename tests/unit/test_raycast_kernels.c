@@ -719,8 +719,8 @@ static void check_bare_alone(const struct mesh *m, const struct ray *r,
 
 /*
  * A batch of rays answers as each ray alone, bit for bit: every kernel, one
- * walk at a time and RC_WALKS interleaved (forced whatever the mesh's
- * size), closest and any, culled or not, mirrored winding or not, whole or
+ * walk at a time, RC_WALKS interleaved and (AVX-512) ray streams, forced
+ * whatever the mesh's and the batch's size, closest and any, culled or not, mirrored winding or not, whole or
  * bare hits (bare: the whole answer's fields, and so alone). The batch
  * spans several chunks, the last one partial, and holds rays the walks must
  * skip (invalid ones, rays that miss the root box) between aimed ones.
@@ -756,7 +756,9 @@ static void check_batch(const struct mesh *m, const struct tmesh *t, struct rng 
 						.flip_winding = c >> 2 & 1, .max_hits = 1,
 						.bare_hits = c >> 3 };
 			struct query_opts whole = o;
-			int walks = c % 3 == 0 ? 1 : RC_WALKS;
+			/* one at a time, interleaved, or streams (AVX-512) */
+			int walks = c % 3 == 0 ? 1 : c % 3 == 1 || kernels[k] != RC_ISA_AVX512 ?
+				    RC_WALKS : RC_WALK_STREAM;
 
 			/* bare hits: the whole answer's t, triangle, u, v and face */
 			whole.bare_hits = 0;
@@ -823,6 +825,72 @@ START_TEST(batch_answers_as_each_ray_alone)
 }
 END_TEST
 
+/*
+ * Ray streams past one stream's rays (16 384 closest, 8 192 any queries)
+ * and with lists outgrowing their arena (every node's rays, or the deeper
+ * ones', walking alone): each ray's answer is its answer alone, bit for
+ * bit; and mesh_raycast_batch, which picks streams for this mesh and
+ * batch, answers so too.
+ */
+START_TEST(streams_answer_as_each_ray_alone)
+{
+	static const size_t limits[] = { 0, 40, 3000 };
+	struct rng r = { 29000 + (uint64_t)_i };
+	size_t n = 20000, found = 0;
+	struct ray *rays = malloc(n * sizeof(*rays));
+	struct hit *hits = malloc(n * sizeof(*hits));
+	uint32_t *nh = malloc(n * sizeof(*nh));
+	enum core_result *res = malloc(n * sizeof(*res));
+	struct tmesh t;
+	struct mesh *m;
+
+	if (!rc_isa_supported(RC_ISA_AVX512))
+		return;		/* streams are the AVX-512 kernel's */
+	ck_assert(rays && hits && nh && res);
+	if (_i == 0)
+		tmesh_sphere(&t, 40, v3(1, -2, 0.5f), 3);
+	else
+		tmesh_soup(&t, 3000, 10, &r);
+	m = build(&t);
+	for (size_t i = 0; i < n; i++)
+		rays[i] = aimed_ray(&t, &r, _i ? v3(0, 0, 0) : v3(1, -2, 0.5f), _i ? 10 : 3,
+				    i % 3 == 0);
+	for (int c = 0; c < 4 * 4; c++) {
+		struct query_opts o = { .mode = c & 1 ? HIT_ANY : HIT_CLOSEST,
+					.cull_backfaces = c >> 1 & 1, .max_hits = 1 };
+		size_t limit = limits[(c >> 2) % 3];
+		int auto_pick = c >> 2 == 3;
+
+		rc_stream_arena_limit(limit);
+		memset(hits, 0xa5, n * sizeof(*hits));
+		ck_assert_int_eq(auto_pick ? mesh_raycast_batch(m, rays, n, &o, hits, nh, res) :
+				 mesh_raycast_batch_isa(m, rays, n, &o, hits, nh, res,
+							RC_ISA_AVX512, RC_WALK_STREAM),
+				 CORE_OK);
+		for (size_t i = 0; i < n; i++) {
+			struct hit h;
+			uint32_t n1 = 7;
+			enum core_result r1 = mesh_raycast_isa(m, &rays[i], &o, &h, &n1, NULL,
+							       RC_ISA_AVX512);
+
+			ck_assert_msg(res[i] == r1 && nh[i] == n1 &&
+				      (!n1 || !memcmp(&hits[i], &h, sizeof(h))),
+				      "case %d ray %zu: %d/%u, alone %d/%u", c, i, (int)res[i],
+				      nh[i], (int)r1, n1);
+			found += nh[i];
+		}
+	}
+	rc_stream_arena_limit(0);
+	ck_assert_uint_gt(found, 4 * n);	/* the rays hit, not only miss */
+	mesh_unref(m);
+	tmesh_release(&t);
+	free(rays);
+	free(hits);
+	free(nh);
+	free(res);
+}
+END_TEST
+
 static Suite *kernels_suite(void)
 {
 	Suite *s = suite_create("raycast_kernels");
@@ -838,6 +906,7 @@ static Suite *kernels_suite(void)
 	tcase_add_test(tc, threaded_build_same_leaf_order);
 	tcase_add_test(tc, threaded_build_answers);
 	tcase_add_loop_test(tc, batch_answers_as_each_ray_alone, 0, 3);
+	tcase_add_loop_test(tc, streams_answer_as_each_ray_alone, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("range");
