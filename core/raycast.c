@@ -520,12 +520,18 @@ enum core_result mesh_raycast(const struct mesh *m, const struct ray *ray,
 
 /*
  * Where a batch is walked as ray streams (the AVX-512 kernel only): on a
- * mesh under RC_STREAM_*_BYTES, a batch of RC_STREAM_*_MIN rays or more,
- * closest or any queries. Measured (interleaved runs, 65 536-ray batches
- * unless said, the harness's bunny rays; docs/performance-log.md): ...
+ * mesh under RC_STREAM_*_BYTES, a batch of RC_STREAM_*_MIN rays or more.
+ * Measured against one walk after another (collisiond-bench, the
+ * harness's bunny rays, two runs each; docs/performance-log.md), closest /
+ * any: the bunny subdivided, 1.0 MB 1.26x / 1.54x, 2.3 MB 1.07x / 1.58x,
+ * 3.3 MB 0.97x / 1.49x, 4.2 MB 0.91x / 1.38x, 7.0 MB 0.73x / 1.24x, 8.9 MB
+ * 0.71x / 1.14x, 17 MB (against interleaved walks) 0.46x / 0.59x; the
+ * bunny (0.26 MB) in batches of 128 rays 0.43x / 0.85x, 256 0.52x / 1.03x,
+ * 512 0.65x / 1.21x, 1024 0.84x / 1.37x, 2048 1.06x / 1.50x, 65 536 1.50x
+ * / 1.59x.
  */
-#define RC_STREAM_CLOSEST_BYTES (2u << 20)
-#define RC_STREAM_ANY_BYTES (6u << 20)
+#define RC_STREAM_CLOSEST_BYTES (3u << 20)
+#define RC_STREAM_ANY_BYTES (8u << 20)
 #define RC_STREAM_CLOSEST_MIN 2048
 #define RC_STREAM_ANY_MIN 256
 
