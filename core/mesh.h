@@ -115,8 +115,10 @@ enum core_result mesh_raycast(const struct mesh *m, const struct ray *ray,
  * interleaved, so that one waits on memory while the others compute:
  * 1.2-1.7x the rays a second of one-by-one casts on the harness's level
  * and bunny_sub4 (README, Performance); smaller meshes are cast one ray at
- * a time, which is faster there (below). Returns CORE_OK unless the mode is
- * HIT_ALL.
+ * a time, which is faster there (below), or, with AVX-512, a batch of
+ * enough rays on a mesh of a few MiB at most walks as ray streams (many
+ * rays through each node at once: raycast.c has where). Returns CORE_OK
+ * unless the mode is HIT_ALL.
  */
 enum core_result mesh_raycast_batch(const struct mesh *m, const struct ray *rays, size_t n,
 				    const struct query_opts *opts, struct hit *hits,

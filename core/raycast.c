@@ -535,7 +535,7 @@ enum core_result mesh_raycast(const struct mesh *m, const struct ray *ray,
 #define RC_STREAM_CLOSEST_MIN 2048
 #define RC_STREAM_ANY_MIN 256
 
-/* A thread's room for streams: allocated at its first stream (about 5 MiB),
+/* A thread's room for streams: allocated at its first stream (5.4 MiB),
  * freed when the thread exits (room_key's destructor). */
 struct stream_room {
 	struct rq *q;		/* RC_STREAM_RAYS each */
