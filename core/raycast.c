@@ -21,8 +21,8 @@
  * their answers are bit-identical; the tests check that.
  */
 #include <float.h>
-#include <pthread.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -670,7 +670,6 @@ enum core_result mesh_raycast_batch_isa(const struct mesh *m, const struct ray *
 		size_t chunk = opts->mode == HIT_ANY ? RC_STREAM_RAYS / 2 : RC_STREAM_RAYS;
 
 		room->st.cap = arena_limit ? arena_limit : RC_STREAM_ARENA;
-
 		for (size_t s = 0; s < n; s += chunk) {
 			size_t e = n - s < chunk ? n : s + chunk;
 			size_t k = batch_setup(m, rays, s, e, opts, room->q, room->cl, room->at,

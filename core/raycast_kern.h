@@ -7,7 +7,8 @@
  *
  * The includer defines: KFN (function attributes), LANES (leaf lanes, a
  * multiple of PRIM_LANES or 1), NLANES (node lanes, dividing BVH_WIDTH),
- * TRAVERSE, TRAVERSE_SEQ and TRAVERSE_MANY (the functions' names), the
+ * TRAVERSE, TRAVERSE_SEQ and TRAVERSE_MANY (the functions' names; with
+ * TRAVERSE_STREAM, STREAM too: raycast_stream.h, AVX-512 only), the
  * types V (LANES floats), M (LANES masks), VI (LANES ints), NV (NLANES
  * floats), NM (NLANES masks) and the operations used below (V_*, M_*, I_*,
  * N_*).
