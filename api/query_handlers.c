@@ -17,77 +17,29 @@ struct query_run {
 	const struct query *q;
 	const struct mesh *mesh;	/* NULL: boxes only */
 	const struct xform *xf;		/* NULL: the mesh is placed at the origin */
-	size_t group;			/* mesh rays answered in groups of this many (0: not) */
+	int grouped;			/* mesh rays answered in groups (cast_grouped) */
 };
 
 /*
- * Rays of a batch are cast in groups when a batch cast pays: against a
- * large mesh MESH_GROUP at a time (mesh_query_batch interleaves their walks
- * through the BVH, which on a mesh larger than the caches answers 1.2-1.7x
- * as many rays a second), against a small one that core walks as ray
- * streams STREAM_GROUP at a time (mesh_batch_streams: 1.2x closest, 1.5x
- * any-hit at 4 096 rays on the bunny). The group's first item casts them
- * all, the others read their answer from the item's scratch; the batch
- * driver keeps each group in one chunk (batch_job.group). Batches of fewer
- * than MESH_GROUP_MIN rays are cast one by one.
+ * Rays of a batch against a large mesh are cast MESH_GROUP at a time: the
+ * group's first item casts them all (mesh_query_batch interleaves their
+ * walks through the BVH, which on a mesh larger than the caches answers
+ * 1.2-1.7x as many rays a second), the others read their answer from the
+ * item's scratch; the batch driver keeps each group in one chunk
+ * (batch_job.group). Batches of fewer than MESH_GROUP_MIN rays are cast one
+ * by one.
  */
 #define MESH_GROUP 256
-#define STREAM_GROUP 4096
 #define MESH_GROUP_MIN 16
 
-/* A group's arrays, carved from an item's scratch (group_in). */
 struct mesh_group {
-	struct qray *rays;	/* binary batches: the decoded records */
-	struct ray *local;
-	struct hit *hits;
-	struct world_hit *out;
-	uint32_t *nh;
-	enum core_result *res;
+	struct qray rays[MESH_GROUP];	/* binary batches: the decoded records */
+	struct ray local[MESH_GROUP];
+	struct hit hits[MESH_GROUP];
+	struct world_hit out[MESH_GROUP];
+	uint32_t nh[MESH_GROUP];
+	enum core_result res[MESH_GROUP];
 };
-
-/* The bytes n elements of size sz take in a group's scratch (each array
- * starts aligned for any type). */
-static size_t carved(size_t n, size_t sz)
-{
-	return (n * sz + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
-}
-
-/* n elements of size sz at *at, which moves past them. */
-static void *carve(char **at, size_t n, size_t sz)
-{
-	void *p = *at;
-
-	*at += carved(n, sz);
-	return p;
-}
-
-/* The arrays of a group of cap rays at scratch (group_bytes(cap) of it);
- * *end: just past them. */
-static struct mesh_group group_in(void *scratch, size_t cap, char **end)
-{
-	char *at = scratch;
-	struct mesh_group g;
-
-	g.rays = carve(&at, cap, sizeof(*g.rays));
-	g.local = carve(&at, cap, sizeof(*g.local));
-	g.hits = carve(&at, cap, sizeof(*g.hits));
-	g.out = carve(&at, cap, sizeof(*g.out));
-	g.nh = carve(&at, cap, sizeof(*g.nh));
-	g.res = carve(&at, cap, sizeof(*g.res));
-	if (end)
-		*end = at;
-	return g;
-}
-
-/* What group_in carves for cap rays. */
-static size_t group_bytes(size_t cap)
-{
-	struct mesh_group g;
-
-	return carved(cap, sizeof(*g.rays)) + carved(cap, sizeof(*g.local)) +
-	       carved(cap, sizeof(*g.hits)) + carved(cap, sizeof(*g.out)) +
-	       carved(cap, sizeof(*g.nh)) + carved(cap, sizeof(*g.res));
-}
 
 /* An item's scratch: room for max_hits core hits, their world hits and, for
  * mode all, core's candidates (so no ray allocates). */
@@ -115,15 +67,14 @@ static enum core_result cast(const struct query_run *run, const struct qray *r, 
 }
 
 /* The rays of the group starting at item i: how many. */
-static size_t group_size(const struct query_run *run, size_t i)
+static size_t group_size(const struct query *q, size_t i)
 {
-	return run->q->n - i < run->group ? run->q->n - i : run->group;
+	return q->n - i < MESH_GROUP ? q->n - i : MESH_GROUP;
 }
 
-/* Cast r[0..n) into g (mesh_query_batch: their walks interleaved, or ray
- * streams). */
+/* Cast r[0..n) into g (mesh_query_batch: their walks interleaved). */
 static enum core_result group_cast(const struct query_run *run, const struct qray *r, size_t n,
-				   const struct mesh_group *g)
+				   struct mesh_group *g)
 {
 	struct mesh_query_room room = { g->local, g->hits };
 
@@ -146,21 +97,21 @@ static enum core_result group_answer(const struct mesh_group *g, size_t k,
 static enum core_result cast_grouped(const struct query_run *run, size_t i, void *scratch,
 				     const struct world_hit **wh, uint32_t *nh)
 {
-	struct mesh_group g = group_in(scratch, run->group, NULL);
+	struct mesh_group *g = scratch;
 	const struct query *q = run->q;
 
-	if (i % run->group == 0) {
-		size_t n = group_size(run, i);
+	if (i % MESH_GROUP == 0) {
+		size_t n = group_size(q, i);
 		enum core_result res;
 
 		if (!q->rays)
 			for (size_t j = 0; j < n; j++)
-				binary_ray(q, i + j, &g.rays[j]);
-		res = group_cast(run, q->rays ? q->rays + i : g.rays, n, &g);
+				binary_ray(q, i + j, &g->rays[j]);
+		res = group_cast(run, q->rays ? q->rays + i : g->rays, n, g);
 		if (res != CORE_OK)
 			return res;
 	}
-	return group_answer(&g, i % run->group, wh, nh);
+	return group_answer(g, i % MESH_GROUP, wh, nh);
 }
 
 /* raycast / segment, JSON: a hit, a miss, or mode all's list. */
@@ -172,7 +123,7 @@ static enum core_result item_mesh_json(const void *cls, size_t i, void *scratch,
 	uint32_t nh = 0, total = 0;
 	enum core_result res;
 
-	if (run->group)
+	if (run->grouped)
 		res = cast_grouped(run, i, scratch, &wh, &nh);
 	else
 		res = cast(run, &q->rays[i], scratch, &wh, &nh, &total);
@@ -196,7 +147,7 @@ static enum core_result item_mesh_binary(const void *cls, size_t i, void *scratc
 	uint32_t nh = 0;
 	enum core_result res;
 
-	if (run->group) {
+	if (run->grouped) {
 		res = cast_grouped(run, i, scratch, &wh, &nh);
 	} else {
 		binary_ray(run->q, i, &ray);
@@ -267,32 +218,10 @@ static struct qray hitscan_shot(const struct qray *r, int box_hit, const struct 
  */
 struct hitscan_group {
 	struct mesh_group g;	/* the cut rays (g.rays) and their mesh answers */
-	struct obb_hit *bh;
-	size_t *bi;
-	unsigned char *box_hit;
+	struct obb_hit bh[MESH_GROUP];
+	size_t bi[MESH_GROUP];
+	unsigned char box_hit[MESH_GROUP];
 };
-
-/* A hitscan group of cap shots at scratch (hitscan_group_bytes(cap) of it). */
-static struct hitscan_group hitscan_group_in(void *scratch, size_t cap)
-{
-	struct hitscan_group hg;
-	char *at;
-
-	hg.g = group_in(scratch, cap, &at);
-	hg.bh = carve(&at, cap, sizeof(*hg.bh));
-	hg.bi = carve(&at, cap, sizeof(*hg.bi));
-	hg.box_hit = carve(&at, cap, sizeof(*hg.box_hit));
-	return hg;
-}
-
-/* What hitscan_group_in carves for cap shots. */
-static size_t hitscan_group_bytes(size_t cap)
-{
-	struct hitscan_group hg;
-
-	return group_bytes(cap) + carved(cap, sizeof(*hg.bh)) + carved(cap, sizeof(*hg.bi)) +
-	       carved(cap, sizeof(*hg.box_hit));
-}
 
 static enum core_result item_hitscan(const void *cls, size_t i, void *scratch, struct buf *b)
 {
@@ -306,26 +235,26 @@ static enum core_result item_hitscan(const void *cls, size_t i, void *scratch, s
 	int box_hit;
 	enum core_result res;
 
-	if (run->group) {
-		struct hitscan_group hg = hitscan_group_in(scratch, run->group);
-		size_t k = i % run->group;
+	if (run->grouped) {
+		struct hitscan_group *hg = scratch;
+		size_t k = i % MESH_GROUP;
 
 		if (k == 0) {
-			size_t n = group_size(run, i);
+			size_t n = group_size(q, i);
 
 			for (size_t j = 0; j < n; j++) {
-				hg.box_hit[j] = (unsigned char)hitscan_box(q, r + j, &hg.bi[j],
-									  &hg.bh[j]);
-				hg.g.rays[j] = hitscan_shot(r + j, hg.box_hit[j], &hg.bh[j]);
+				hg->box_hit[j] = (unsigned char)hitscan_box(q, r + j, &hg->bi[j],
+									   &hg->bh[j]);
+				hg->g.rays[j] = hitscan_shot(r + j, hg->box_hit[j], &hg->bh[j]);
 			}
-			res = group_cast(run, hg.g.rays, n, &hg.g);
+			res = group_cast(run, hg->g.rays, n, &hg->g);
 			if (res != CORE_OK)
 				return res;
 		}
-		res = group_answer(&hg.g, k, &wh, &nh);
+		res = group_answer(&hg->g, k, &wh, &nh);
 		if (res != CORE_OK)
 			return res;
-		hitscan_answer(b, q, r, hg.box_hit[k], hg.bi[k], &hg.bh[k], nh, wh);
+		hitscan_answer(b, q, r, hg->box_hit[k], hg->bi[k], &hg->bh[k], nh, wh);
 		return CORE_OK;
 	}
 	box_hit = hitscan_box(q, r, &bi, &bh);
@@ -408,15 +337,12 @@ static void answer_query(const struct api_ctx *ctx, const struct query *q, const
 			struct mesh_info mi;
 
 			mesh_get_info(mesh, &mi);
-			if (mi.memory_bytes >= MESH_BATCH_WALK_BYTES)
-				run.group = MESH_GROUP;
-			else if (item != item_hitscan && mesh_batch_streams(mesh, q->opts.mode))
-				run.group = STREAM_GROUP;
-			if (run.group) {
-				job.group = run.group;
+			if (mi.memory_bytes >= MESH_BATCH_WALK_BYTES) {
+				run.grouped = 1;
+				job.group = MESH_GROUP;
 				job.scratch_bytes = item == item_hitscan ?
-							    hitscan_group_bytes(run.group) :
-							    group_bytes(run.group);
+							    sizeof(struct hitscan_group) :
+							    sizeof(struct mesh_group);
 			}
 		}
 	}

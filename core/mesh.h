@@ -123,11 +123,6 @@ enum core_result mesh_raycast(const struct mesh *m, const struct ray *ray,
 enum core_result mesh_raycast_batch(const struct mesh *m, const struct ray *rays, size_t n,
 				    const struct query_opts *opts, struct hit *hits,
 				    uint32_t *nhits, enum core_result *res);
-/* 1 when mesh_raycast_batch walks a big enough batch of mode's queries on m
- * as ray streams (this CPU has AVX-512 and m is small enough): a caller
- * with many rays gains by handing them over a few thousand at a time. */
-int mesh_batch_streams(const struct mesh *m, enum hit_mode mode);
-
 /* Meshes holding less than this are batch-cast one ray at a time: on the
  * development machine (2 MiB of L2 a core) interleaved walks ran 0.75-0.95x
  * one at a time up to 8.8 MB and 1.09-1.29x from 12.8 MB (README,

@@ -645,11 +645,6 @@ static int stream_pays(const struct mesh *m, size_t n, enum hit_mode mode,
 	       n >= RC_STREAM_CLOSEST_MIN && m->memory_bytes < RC_STREAM_CLOSEST_BYTES;
 }
 
-int mesh_batch_streams(const struct mesh *m, enum hit_mode mode)
-{
-	return mode != HIT_ALL && stream_pays(m, SIZE_MAX, mode, kernel_for(RC_ISA_AUTO));
-}
-
 enum core_result mesh_raycast_batch_isa(const struct mesh *m, const struct ray *rays, size_t n,
 					const struct query_opts *opts, struct hit *hits,
 					uint32_t *nhits, enum core_result *res, enum rc_isa isa,

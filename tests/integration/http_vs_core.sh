@@ -135,37 +135,6 @@ small = open(sys.argv[1], \"rb\").read()[len(b\"{\\\"results\\\":[\"):-2]
 want = b\"{\\\"results\\\":[\" + b\",\".join([small] * 4) + b\"]}\"
 sys.exit(0 if open(sys.argv[2], \"rb\").read() == want else 1)" "$TMP/http.json" "$TMP/body"
 '
-# A soup of 3000 small random triangles and rays through it: which hit an
-# any query finds first depends on the order its walk meets the children,
-# so ray streams must meet them as one walk does.
-python3 - "$TMP" <<'PY'
-import random, struct, sys
-out = sys.argv[1]; rnd = random.Random(20261128)
-f32 = lambda x: struct.unpack("<f", struct.pack("<f", x))[0]
-with open(out + "/soup.obj", "w") as f:
-    for _ in range(3000):
-        p = [rnd.uniform(-6, 6) for _ in range(3)]
-        for _ in range(3):
-            f.write("v %r %r %r\n" % tuple(f32(p[j] + rnd.uniform(-0.8, 0.8)) for j in range(3)))
-    for t in range(3000):
-        f.write("f %d %d %d\n" % (3 * t + 1, 3 * t + 2, 3 * t + 3))
-with open(out + "/soup.rays", "wb") as f:
-    for _ in range(6000):
-        o = [rnd.uniform(-9, 9) for _ in range(3)]
-        t = [rnd.uniform(-5, 5) for _ in range(3)]
-        d = [t[j] - o[j] for j in range(3)]
-        n = sum(x * x for x in d) ** 0.5
-        f.write(struct.pack("<7f", *o, *[x / n for x in d], 3.4e38))
-PY
-test_expect 'mode=any: a big batch (ray streams, split) answers as 200 rays one walk after another' '
-	expect 201 PUT /v1/meshes/soup -H "Content-Type: model/obj" --data-binary @"$TMP/soup.obj" &&
-	head -c 5600 "$TMP/soup.rays" >"$TMP/s200.rays" &&
-	expect 200 POST "/v1/meshes/soup/raycast?mode=any" -H "Content-Type: application/octet-stream" \
-		--data-binary @"$TMP/s200.rays" && cp "$TMP/body" "$TMP/any200.bin" &&
-	expect 200 POST "/v1/meshes/soup/raycast?mode=any" -H "Content-Type: application/octet-stream" \
-		--data-binary @"$TMP/soup.rays" && head -c 1600 "$TMP/body" >"$TMP/anybig.bin" &&
-	[ "$(wc -c <"$TMP/body")" = 48000 ] && cmp "$TMP/any200.bin" "$TMP/anybig.bin"
-'
 test_expect 'binary options: backfaces=cull equals the JSON answers, mode=any agrees on hit or miss' '
 	expect 200 POST /v1/meshes/rnd/raycast -H "Content-Type: application/json" --data-binary @"$TMP/cull.json" &&
 	cp "$TMP/body" "$TMP/cull.out" && bin_post 200 "?backfaces=cull" "$TMP/r.rays" && cp "$TMP/body" "$TMP/cull.bin" &&
