@@ -513,6 +513,73 @@ START_TEST(threads_cast_streams_and_exit)
 }
 END_TEST
 
+/*
+ * A thread's room is freed by its key's destructor at the thread's exit;
+ * another key's destructor that runs after it (a later key) and casts a
+ * stream gets a new room, not the freed one, and the new one is freed too.
+ */
+static pthread_key_t late_key;
+static struct mesh *late_mesh;
+static int late_bad;
+
+static void late_cast(const struct query_opts *o)
+{
+	struct ray rays[64];
+	struct hit hits[64];
+	uint32_t nh[64];
+	enum core_result res[64];
+
+	for (int i = 0; i < 64; i++)
+		rays[i] = (struct ray){ v3(0, 0, 0), v3(i % 3 == 0, i % 3 == 1, i % 3 == 2), INFINITY };
+	if (mesh_raycast_batch_isa(late_mesh, rays, 64, o, hits, nh, res, RC_ISA_AVX512,
+				   RC_WALK_STREAM) != CORE_OK)
+		late_bad = 1;
+	for (int i = 0; i < 64; i++)
+		if (res[i] != CORE_OK || nh[i] != 1)
+			late_bad = 1;	/* from inside the sphere every ray hits */
+}
+
+static void late_destructor(void *p)
+{
+	struct query_opts o = { .mode = HIT_CLOSEST, .max_hits = 1 };
+
+	(void)p;
+	late_cast(&o);
+}
+
+static void *late_thread(void *arg)
+{
+	struct query_opts o = { .mode = HIT_ANY, .max_hits = 1 };
+
+	(void)arg;
+	late_cast(&o);		/* this thread's room */
+	pthread_setspecific(late_key, &late_key);
+	return NULL;
+}
+
+START_TEST(room_after_thread_exit)
+{
+	struct query_opts o = { .mode = HIT_ANY, .max_hits = 1 };
+	struct tmesh t;
+	pthread_t tid;
+
+	if (!rc_isa_supported(RC_ISA_AVX512))
+		return;
+	tmesh_sphere(&t, 8, v3(0, 0, 0), 2);
+	late_mesh = build(&t);
+	late_cast(&o);		/* the rooms' key first: its destructor runs first */
+	ck_assert_int_eq(pthread_key_create(&late_key, late_destructor), 0);
+	for (int k = 0; k < 3; k++) {
+		ck_assert_int_eq(pthread_create(&tid, NULL, late_thread, NULL), 0);
+		ck_assert_int_eq(pthread_join(tid, NULL), 0);
+	}
+	ck_assert(!late_bad);
+	pthread_key_delete(late_key);
+	mesh_unref(late_mesh);
+	tmesh_release(&t);
+}
+END_TEST
+
 static Suite *streams_suite(void)
 {
 	Suite *s = suite_create("ray_streams");
@@ -523,6 +590,7 @@ static Suite *streams_suite(void)
 	tcase_add_loop_test(tc, random_streams_answer_as_alone, 0, 3);
 	tcase_add_loop_test(tc, closed_mesh_streams_never_leak, 0, 2);
 	tcase_add_test(tc, threads_cast_streams_and_exit);
+	tcase_add_test(tc, room_after_thread_exit);
 	suite_add_tcase(s, tc);
 	return s;
 }
