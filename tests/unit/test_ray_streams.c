@@ -314,8 +314,11 @@ START_TEST(random_streams_answer_as_alone)
 		case 3:
 			soup_sized(&t, 5 + rng_next(&r) % 300, 10, 10, &r);
 			break;
-		default:
+		case 4:
 			soup_sized(&t, 5 + rng_next(&r) % 2000, 10, (float)rng_range(&r, 0.01, 3), &r);
+			break;
+		default:	/* a root with one to four leaves' worth */
+			soup_sized(&t, 1 + rng_next(&r) % 30, 10, (float)rng_range(&r, 0.1, 10), &r);
 			break;
 		}
 		if (rng_unit(&r) < 0.4) {
@@ -410,6 +413,57 @@ START_TEST(closed_mesh_streams_never_leak)
 	free(hits);
 	free(nh);
 	free(res);
+}
+END_TEST
+
+/*
+ * Batches with nothing to walk: none at all, only invalid rays, only rays
+ * that miss the root box, a mesh without triangles (after one with), and
+ * coordinates near FLT_MAX (padded boxes at infinity): the answers of each
+ * ray alone, and nothing written past the batch.
+ */
+START_TEST(empty_and_edge_batches)
+{
+	struct rng r = { 35000 };
+	struct ray rays[40];
+	struct tmesh t;
+	struct mesh *m;
+
+	if (!rc_isa_supported(RC_ISA_AVX512))
+		return;
+	tmesh_sphere(&t, 6, v3(0, 0, 0), 1);
+	m = build(&t);
+	for (int k = 0; k < 4; k++) {
+		struct query_opts o = { .mode = k & 1 ? HIT_ANY : HIT_CLOSEST, .max_hits = 1,
+					.cull_backfaces = k >> 1 };
+
+		check_streams(m, rays, 0, &o, RC_WALK_STREAM, "empty");
+		for (int i = 0; i < 40; i++)
+			rays[i] = (struct ray){ v3(0, 0, -5), v3(0, 0, 0), INFINITY };
+		check_streams(m, rays, 40, &o, RC_WALK_STREAM, "invalid");
+		for (int i = 0; i < 40; i++)
+			rays[i] = (struct ray){ v3(0, 5, (float)i), v3(1, 0, 0), INFINITY };
+		check_streams(m, rays, 40, &o, RC_WALK_STREAM, "outside");
+		for (int i = 0; i < 40; i++)
+			rays[i] = (struct ray){ v3(0, 0, -5), v3(0, 0, 1), i % 2 ? 4.0f : 0x1p-140f };
+		check_streams(m, rays, 40, &o, RC_WALK_STREAM, "short");
+	}
+	mesh_unref(m);
+	tmesh_release(&t);
+	/* near the top of the float range */
+	tmesh_sphere(&t, 6, v3(0, 0, 0), 1);
+	scale_mesh(&t, 0x1p127f, v3(0, 0, 0));
+	if (mesh_build(t.xyz, t.nvert, t.idx, t.ntri, &m, NULL) == CORE_OK) {
+		for (int k = 0; k < 2; k++) {
+			struct query_opts o = { .mode = k ? HIT_ANY : HIT_CLOSEST, .max_hits = 1 };
+
+			for (int i = 0; i < 40; i++)
+				rays[i] = adversarial_ray(&t, &r, v3(0, 0, 0), 0x1p127, 0);
+			check_streams(m, rays, 40, &o, RC_WALK_STREAM, "huge");
+		}
+		mesh_unref(m);
+	}
+	tmesh_release(&t);
 }
 END_TEST
 
@@ -589,6 +643,7 @@ static Suite *streams_suite(void)
 	tcase_add_loop_test(tc, far_rays_answer_as_alone, 0, 2);
 	tcase_add_loop_test(tc, random_streams_answer_as_alone, 0, 3);
 	tcase_add_loop_test(tc, closed_mesh_streams_never_leak, 0, 2);
+	tcase_add_test(tc, empty_and_edge_batches);
 	tcase_add_test(tc, threads_cast_streams_and_exit);
 	tcase_add_test(tc, room_after_thread_exit);
 	suite_add_tcase(s, tc);
