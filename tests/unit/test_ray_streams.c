@@ -339,7 +339,12 @@ START_TEST(random_streams_answer_as_alone)
 						.cull_backfaces = rng_unit(&r) < 0.3,
 						.flip_winding = rng_unit(&r) < 0.3, .max_hits = 1,
 						.bare_hits = rng_unit(&r) < 0.3 };
-			size_t limit = limits[rng_next(&r) % (sizeof(limits) / sizeof(limits[0]))];
+			/* half the time a few times the batch: lists walk alone
+			 * below the root, at whatever depth they outgrow it */
+			size_t limit = rng_unit(&r) < 0.5 ?
+				       limits[rng_next(&r) % (sizeof(limits) / sizeof(limits[0]))] :
+				       (size_t)((double)(n < RC_STREAM_RAYS / 2 ? n : RC_STREAM_RAYS / 2) *
+						rng_range(&r, 1, 12));
 			char what[96];
 
 			snprintf(what, sizeof(what), "iteration %d mesh %d, limit %zu", it, kind, limit);
@@ -363,10 +368,10 @@ END_TEST
  */
 START_TEST(closed_mesh_streams_never_leak)
 {
-	static const size_t limits[] = { 0, 40, 3000 };
 	struct rng r = { 33000 + (uint64_t)_i };
 	vec3 c = _i ? v3(1e4f, -3e4f, 2e4f) : v3(0.25f, -0.5f, 0.125f);
 	size_t n = 9000;
+	const size_t limits[] = { 0, 40, 2 * n, 5 * n };
 	struct ray *rays = malloc(n * sizeof(*rays));
 	struct hit *hits = malloc(n * sizeof(*hits));
 	uint32_t *nh = malloc(n * sizeof(*nh));
@@ -397,7 +402,7 @@ START_TEST(closed_mesh_streams_never_leak)
 		struct query_opts o = { .mode = k & 1 ? HIT_ANY : HIT_CLOSEST, .max_hits = 1,
 					.flip_winding = k >> 2 };
 
-		rc_stream_arena_limit(limits[k % 3]);
+		rc_stream_arena_limit(limits[k % 4]);
 		ck_assert_int_eq(mesh_raycast_batch_isa(m, rays, n, &o, hits, nh, res,
 							RC_ISA_AVX512, RC_WALK_STREAM),
 				 CORE_OK);
@@ -467,6 +472,73 @@ START_TEST(empty_and_edge_batches)
 }
 END_TEST
 
+/*
+ * A deep tree (triangles at exponentially spaced scales, depth_is_bounded's
+ * mesh in test_raycast_kernels): lists nested as deep as the tree goes,
+ * with arenas that run out at every depth; rays at each scale.
+ */
+START_TEST(deep_tree_streams)
+{
+	size_t ntri = 3000, n = 6000, found = 0;
+	/* at the root, or a few times the batch: deeper as the limit grows */
+	const size_t limits[] = { 0, 40, 3 * n / 2, 3 * n, 6 * n, 12 * n };
+	struct rng r = { 36000 };
+	struct ray *rays = malloc(n * sizeof(*rays));
+	struct tmesh t;
+	struct mesh *m;
+
+	if (!rc_isa_supported(RC_ISA_AVX512))
+		return;
+	t.nvert = 3 * ntri;
+	t.ntri = ntri;
+	t.xyz = malloc(sizeof(*t.xyz) * 3 * t.nvert);
+	t.idx = malloc(sizeof(*t.idx) * 3 * t.ntri);
+	ck_assert(rays && t.xyz && t.idx);
+	for (size_t i = 0; i < ntri; i++) {
+		float x = ldexpf(1, (int)(i % 200) - 100) * (1 + (float)(i / 200));
+
+		for (int v = 0; v < 3; v++) {
+			t.xyz[9 * i + 3 * v] = x + (v == 1 ? x * 0.1f : 0);
+			t.xyz[9 * i + 3 * v + 1] = v == 2 ? x * 0.1f : 0;
+			t.xyz[9 * i + 3 * v + 2] = 0;
+			t.idx[3 * i + v] = (uint32_t)(3 * i + v);
+		}
+	}
+	m = build(&t);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t tri = (uint32_t)(rng_next(&r) % ntri);
+		float x = t.xyz[9 * tri];
+		vec3 a = vert(&t, 3 * tri), b = vert(&t, 3 * tri + 1), c = vert(&t, 3 * tri + 2);
+		float u = (float)rng_unit(&r), v = (float)rng_unit(&r) * (1 - u);
+		vec3 target = i % 4 == 0 ? a :
+			      v3(a.x + u * (b.x - a.x) + v * (c.x - a.x),
+				 a.y + u * (b.y - a.y) + v * (c.y - a.y), 0);
+
+		if (i % 5 == 0) {	/* down the z axis, onto the plane */
+			rays[i] = (struct ray){ v3(target.x, target.y, x), v3(0, 0, -1), INFINITY };
+		} else {
+			rays[i].origin = v3_add(target, v3_scale(rng_dir(&r),
+								 (float)(x * rng_range(&r, 0.1, 10))));
+			rays[i].dir = v3_sub(target, rays[i].origin);
+			rays[i].tmax = i % 3 ? INFINITY : 2.0f;
+		}
+	}
+	for (int k = 0; k < 14; k++) {
+		struct query_opts o = { .mode = k & 1 ? HIT_ANY : HIT_CLOSEST, .max_hits = 1 };
+		char what[48];
+
+		snprintf(what, sizeof(what), "deep, limit %zu", limits[(k >> 1) % 6]);
+		rc_stream_arena_limit(limits[(k >> 1) % 6]);
+		found += check_streams(m, rays, n, &o, k >> 1 == 6 ? 0 : RC_WALK_STREAM, what);
+	}
+	rc_stream_arena_limit(0);
+	ck_assert_uint_gt(found, n);
+	mesh_unref(m);
+	tmesh_release(&t);
+	free(rays);
+}
+END_TEST
+
 /* Threads that start, cast batches as streams (forced and picked, each
  * its own arena limit) on one mesh, compare with the answers alone and
  * exit, so that their rooms are freed; several rounds of them. */
@@ -519,7 +591,7 @@ out:
 START_TEST(threads_cast_streams_and_exit)
 {
 	enum { THREADS = 4, ROUNDS = 3 };
-	static const size_t limits[THREADS] = { 0, 40, 3000, 0 };
+	static const size_t limits[THREADS] = { 0, 40, 3 * 4096, 8 * 4096 };
 	struct rng r = { 34000 };
 	size_t n = 4096;
 	struct ray *rays = malloc(n * sizeof(*rays));
@@ -644,6 +716,7 @@ static Suite *streams_suite(void)
 	tcase_add_loop_test(tc, random_streams_answer_as_alone, 0, 3);
 	tcase_add_loop_test(tc, closed_mesh_streams_never_leak, 0, 2);
 	tcase_add_test(tc, empty_and_edge_batches);
+	tcase_add_test(tc, deep_tree_streams);
 	tcase_add_test(tc, threads_cast_streams_and_exit);
 	tcase_add_test(tc, room_after_thread_exit);
 	suite_add_tcase(s, tc);
