@@ -287,6 +287,16 @@ static int filtered_ray_triangle(vec3 o, vec3 d, float tmax, vec3 a, vec3 b, vec
 		if (sl < 0)
 			return 0;
 	}
+	/* t = g / dn only when both are known to 2^-23 of their value: far
+	 * from the triangle (10^4 of its sizes and more) or grazing it, g
+	 * cancels and its bound dwarfs it (t off by 1e-3 relative), and a
+	 * closest answer then depended on the order the walk met the leaves:
+	 * a hit the walk had cut off as certainly farther than its closest
+	 * could, met earlier (a ray stream, raycast_stream.h), answer instead.
+	 * Within 2^-23, a hit certainly past a limit (the leaf test's 2^-20
+	 * slacks) stays past it. Otherwise the exact sums below give t. */
+	if (bg > fabs(g) * 0x1p-23 || bdn > fabs(dn) * 0x1p-23)
+		return -1;
 	h->t = g / dn;
 	h->u = eca / dn;
 	h->v = eab / dn;

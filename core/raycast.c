@@ -536,7 +536,8 @@ enum core_result mesh_raycast(const struct mesh *m, const struct ray *ray,
 #define RC_STREAM_ANY_MIN 256
 
 /* A thread's room for streams: allocated at its first stream (5.4 MiB),
- * freed when the thread exits (room_key's destructor). */
+ * freed when the thread exits (room_key's destructor; a stream cast by a
+ * later key's destructor gets a new room, freed at the next round). */
 struct stream_room {
 	struct rq *q;		/* RC_STREAM_RAYS each */
 	struct collector *cl;
@@ -561,6 +562,9 @@ static void room_free(void *p)
 
 	if (!r)
 		return;
+	/* the destructor runs on r's thread: no stream there takes r again */
+	if (room_mine == r)
+		room_mine = NULL;
 	free(r->q);
 	free(r->cl);
 	free(r->at);

@@ -11,9 +11,13 @@
  * first. A closest query's rays are therefore split by the octant of their
  * direction, and each octant's list meets a node's children in the order of
  * their centres along the octant's diagonal (near to far for most of its
- * rays); the closest answer does not depend on the order (cand_less). An
- * any query's rays meet the children in slot order, as a walk does
- * (kern_visit), so that the first hit found, the answer, is the walk's.
+ * rays); the closest answer does not depend on the order (cand_less: a
+ * hit that one order cuts off, as certainly past the closest so far or
+ * entered after it, would lose to it in any other, since each hit's
+ * distance is within the slacks of its true one; exact.c's filter gives
+ * none that is not). An any query's rays meet the children in slot order,
+ * as a walk does (kern_visit), so that the first hit found, the answer, is
+ * the walk's.
  *
  * The lists live in one arena, a list's children's lists above it (LIFO, as
  * the walk's stack); a node whose children's lists would not fit has its

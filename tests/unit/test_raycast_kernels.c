@@ -827,14 +827,15 @@ END_TEST
 
 /*
  * Ray streams past one stream's rays (16 384 closest, 8 192 any queries)
- * and with lists outgrowing their arena (every node's rays, or the deeper
- * ones', walking alone): each ray's answer is its answer alone, bit for
+ * and with lists outgrowing their arena (every node's rays, with a limit
+ * under the stream's rays, or the deeper ones', with one a few times
+ * them, walking alone): each ray's answer is its answer alone, bit for
  * bit; and mesh_raycast_batch, which picks streams for this mesh and
  * batch, answers so too.
  */
 START_TEST(streams_answer_as_each_ray_alone)
 {
-	static const size_t limits[] = { 0, 40, 3000 };
+	static const size_t limits[] = { 0, 40, 3 * RC_STREAM_RAYS };
 	struct rng r = { 29000 + (uint64_t)_i };
 	size_t n = 20000, found = 0;
 	struct ray *rays = malloc(n * sizeof(*rays));
