@@ -178,8 +178,12 @@ KFN static inline __attribute__((always_inline)) int kern_leaf(const struct mesh
 		if (hit | slow) {
 			float t[LANES], u[LANES], v[LANES];
 
-			/* a certain crossing lies inside the segment: clamp the rounded t */
-			V_STORE(t, V_MIN(V_MUL(V_DIV(zj, den), L), L));
+			/* a certain crossing lies inside the segment and inside the
+			 * leaf's box, which the ray enters no nearer than tleaf:
+			 * clamp the rounded t to both (a t rounded below the entry
+			 * could win over a hit the walk met first, and a closest
+			 * answer would depend on the order leaves are met) */
+			V_STORE(t, V_MAX(V_MIN(V_MUL(V_DIV(zj, den), L), L), vtleaf));
 			/* closest with every lane decided in float: only the
 			 * pass's nearest hit can change the answer; any with no
 			 * undecided lane before the first hit: that hit answers */
