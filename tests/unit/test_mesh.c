@@ -13,14 +13,6 @@
 #include "testgeom.h"
 #include "xform.h"
 
-static struct mesh *build(const struct tmesh *t)
-{
-	struct mesh *m = NULL;
-
-	ck_assert_int_eq(mesh_build(t->xyz, t->nvert, t->idx, t->ntri, &m, NULL), CORE_OK);
-	return m;
-}
-
 static struct hit cast1(const struct mesh *m, struct ray r, enum hit_mode mode, int cull,
 			uint32_t *n)
 {
@@ -87,7 +79,7 @@ START_TEST(refcount_keeps_mesh_alive)
 	uint32_t n;
 
 	tmesh_sphere(&t, 2, v3(0, 0, 0), 1);
-	m = build(&t);
+	m = tmesh_build(&t);
 	mesh_ref(m);
 	mesh_unref(m);
 	cast1(m, (struct ray){ v3(0, 0, -5), v3(0, 0, 1), INFINITY }, HIT_CLOSEST, 0, &n);
@@ -165,7 +157,7 @@ static struct ray random_ray(const struct tmesh *t, struct rng *r, float span, i
 
 static void cross_check(const struct tmesh *t, struct rng *r, int nrays, float span)
 {
-	struct mesh *m = build(t);
+	struct mesh *m = tmesh_build(t);
 	struct hit *all = malloc(sizeof(*all) * t->ntri);
 	struct hit *all2 = malloc(sizeof(*all2) * t->ntri);
 	void *cand = malloc(MESH_ALL_SCRATCH_BYTES(t->ntri));
@@ -248,7 +240,7 @@ END_TEST
 /* ---- watertightness: rays aimed exactly at shared edges and vertices */
 static void watertight(const struct tmesh *t, struct rng *r, int nrays, int *leaks)
 {
-	struct mesh *m = build(t);
+	struct mesh *m = tmesh_build(t);
 
 	for (int i = 0; i < nrays; i++) {
 		const uint32_t *q = t->idx + 3 * (rng_next(r) % t->ntri);
@@ -303,7 +295,7 @@ START_TEST(watertight_far_from_origin)
 		t.xyz[3 * v] += 10000;
 		t.xyz[3 * v + 2] -= 7000;
 	}
-	m = build(&t);
+	m = tmesh_build(&t);
 	for (int i = 0; i < 3000; i++) {
 		const uint32_t *q = t.idx + 3 * (rng_next(&r) % t.ntri);
 		const float *a = t.xyz + 3 * q[0], *b = t.xyz + 3 * q[1];
@@ -336,7 +328,7 @@ START_TEST(no_hit_where_exact_misses)
 	int checked = 0;
 
 	tmesh_sphere(&t, 5, v3(0, 0, 0), 1);
-	m = build(&t);
+	m = tmesh_build(&t);
 	for (int i = 0; i < 4000; i++) {
 		/* a ray tangent-ish to the sphere at a silhouette edge point,
 		 * nudged by a few ulps sideways */
@@ -581,8 +573,8 @@ START_TEST(transform_non_uniform_scale)
 		tw.xyz[3 * v + 1] = p.y;
 		tw.xyz[3 * v + 2] = p.z;
 	}
-	m = build(&t);
-	mw = build(&tw);
+	m = tmesh_build(&t);
+	mw = tmesh_build(&tw);
 	for (int i = 0; i < 500; i++) {
 		struct ray w = { v3_add(v3(3, -2, 7), v3_scale(rng_dir(&r), 6)), rng_dir(&r), INFINITY };
 		struct ray l = xform_ray_to_local(&x, &w);
@@ -623,7 +615,7 @@ START_TEST(overlap_matches_brute_force)
 	uint32_t *got;
 
 	tmesh_soup(&t, 800, 10, &r);
-	m = build(&t);
+	m = tmesh_build(&t);
 	got = malloc(sizeof(*got) * t.ntri);
 	ck_assert_ptr_nonnull(got);
 	for (int i = 0; i < 100; i++) {

@@ -17,19 +17,6 @@
 #include "raycast_impl.h"
 #include "testgeom.h"
 
-static struct mesh *build(const struct tmesh *t)
-{
-	struct mesh *m = NULL;
-
-	ck_assert_int_eq(mesh_build(t->xyz, t->nvert, t->idx, t->ntri, &m, NULL), CORE_OK);
-	return m;
-}
-
-static vec3 vert(const struct tmesh *t, uint32_t v)
-{
-	return v3(t->xyz[3 * v], t->xyz[3 * v + 1], t->xyz[3 * v + 2]);
-}
-
 static vec3 lerp(vec3 a, vec3 b, float s)
 {
 	return v3(a.x + s * (b.x - a.x), a.y + s * (b.y - a.y), a.z + s * (b.z - a.z));
@@ -81,10 +68,10 @@ static vec3 target_of(const struct tmesh *t, struct rng *r, vec3 c, double span)
 {
 	double kind = rng_unit(r);
 	const uint32_t *q = t->idx + 3 * (rng_next(r) % t->ntri);
-	vec3 a = vert(t, q[0]), b = vert(t, q[1]), cc = vert(t, q[2]);
+	vec3 a = tmesh_vertex(t, q[0]), b = tmesh_vertex(t, q[1]), cc = tmesh_vertex(t, q[2]);
 
 	if (kind < 0.3)
-		return vert(t, (uint32_t)(rng_next(r) % t->nvert));
+		return tmesh_vertex(t, (uint32_t)(rng_next(r) % t->nvert));
 	if (kind < 0.55)
 		return lerp(a, b, rng_unit(r) < 0.5 ? 0.5f : (float)rng_unit(r));
 	if (kind < 0.7) {
@@ -120,7 +107,7 @@ static struct ray adversarial_ray(const struct tmesh *t, struct rng *r, vec3 c, 
 		ray.origin = v3_sub(target, v3_scale(ray.dir, (float)(rng_range(r, 0, 3) * span)));
 	} else if (kind < 0.3) {
 		const uint32_t *q = t->idx + 3 * (rng_next(r) % t->ntri);
-		vec3 a = vert(t, q[0]), b = vert(t, q[1]), cc = vert(t, q[2]);
+		vec3 a = tmesh_vertex(t, q[0]), b = tmesh_vertex(t, q[1]), cc = tmesh_vertex(t, q[2]);
 		vec3 n = v3_normalize(v3_cross(v3_sub(b, a), v3_sub(cc, a)));
 		float tilt = (float)(pow(10, -rng_range(r, 0, 7)) * (rng_unit(r) < 0.5 ? -1 : 1));
 
@@ -247,7 +234,7 @@ START_TEST(far_rays_answer_as_alone)
 		tmesh_soup(&t, 1500, 10, &r);
 	else
 		soup_sized(&t, 1500, 10, 1, &r);
-	m = build(&t);
+	m = tmesh_build(&t);
 	for (size_t i = 0; i < n; i++) {
 		vec3 target = target_of(&t, &r, v3(0, 0, 0), 10);
 
@@ -330,7 +317,7 @@ START_TEST(random_streams_answer_as_alone)
 			c = v3(c.x * sc + off.x, c.y * sc + off.y, c.z * sc + off.z);
 			span *= sc;
 		}
-		m = build(&t);
+		m = tmesh_build(&t);
 		for (size_t i = 0; i < n; i++)
 			rays[i] = adversarial_ray(&t, &r, c, span, 6);
 		spoil(rays, n, &r, c, span);
@@ -383,12 +370,12 @@ START_TEST(closed_mesh_streams_never_leak)
 		return;
 	ck_assert(rays && hits && nh && res);
 	tmesh_sphere(&t, 24, c, _i ? 5000 : 2);
-	m = build(&t);
+	m = tmesh_build(&t);
 	for (size_t i = 0; i < n; i++) {
 		const uint32_t *q = t.idx + 3 * (rng_next(&r) % t.ntri);
-		vec3 target = i % 3 == 0 ? vert(&t, (uint32_t)(rng_next(&r) % t.nvert)) :
-			      i % 3 == 1 ? lerp(vert(&t, q[0]), vert(&t, q[1]), 0.5f) :
-					   lerp(vert(&t, q[1]), vert(&t, q[2]), (float)rng_unit(&r));
+		vec3 target = i % 3 == 0 ? tmesh_vertex(&t, (uint32_t)(rng_next(&r) % t.nvert)) :
+			      i % 3 == 1 ? lerp(tmesh_vertex(&t, q[0]), tmesh_vertex(&t, q[1]), 0.5f) :
+					   lerp(tmesh_vertex(&t, q[1]), tmesh_vertex(&t, q[2]), (float)rng_unit(&r));
 
 		rays[i] = (struct ray){ c, v3_sub(target, c), INFINITY };
 		if (i % 11 == 0) {
@@ -437,7 +424,7 @@ START_TEST(empty_and_edge_batches)
 	if (!rc_isa_supported(RC_ISA_AVX512))
 		return;
 	tmesh_sphere(&t, 6, v3(0, 0, 0), 1);
-	m = build(&t);
+	m = tmesh_build(&t);
 	for (int k = 0; k < 4; k++) {
 		struct query_opts o = { .mode = k & 1 ? HIT_ANY : HIT_CLOSEST, .max_hits = 1,
 					.cull_backfaces = k >> 1 };
@@ -489,26 +476,14 @@ START_TEST(deep_tree_streams)
 
 	if (!rc_isa_supported(RC_ISA_AVX512))
 		return;
-	t.nvert = 3 * ntri;
-	t.ntri = ntri;
-	t.xyz = malloc(sizeof(*t.xyz) * 3 * t.nvert);
-	t.idx = malloc(sizeof(*t.idx) * 3 * t.ntri);
-	ck_assert(rays && t.xyz && t.idx);
-	for (size_t i = 0; i < ntri; i++) {
-		float x = ldexpf(1, (int)(i % 200) - 100) * (1 + (float)(i / 200));
-
-		for (int v = 0; v < 3; v++) {
-			t.xyz[9 * i + 3 * v] = x + (v == 1 ? x * 0.1f : 0);
-			t.xyz[9 * i + 3 * v + 1] = v == 2 ? x * 0.1f : 0;
-			t.xyz[9 * i + 3 * v + 2] = 0;
-			t.idx[3 * i + v] = (uint32_t)(3 * i + v);
-		}
-	}
-	m = build(&t);
+	ck_assert_ptr_nonnull(rays);
+	tmesh_deep(&t, ntri);
+	m = tmesh_build(&t);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t tri = (uint32_t)(rng_next(&r) % ntri);
 		float x = t.xyz[9 * tri];
-		vec3 a = vert(&t, 3 * tri), b = vert(&t, 3 * tri + 1), c = vert(&t, 3 * tri + 2);
+		vec3 a = tmesh_vertex(&t, 3 * tri), b = tmesh_vertex(&t, 3 * tri + 1);
+		vec3 c = tmesh_vertex(&t, 3 * tri + 2);
 		float u = (float)rng_unit(&r), v = (float)rng_unit(&r) * (1 - u);
 		vec3 target = i % 4 == 0 ? a :
 			      v3(a.x + u * (b.x - a.x) + v * (c.x - a.x),
@@ -604,7 +579,7 @@ START_TEST(threads_cast_streams_and_exit)
 		return;
 	ck_assert(rays && want && want_n);
 	tmesh_sphere(&t, 16, v3(0, 0, 0), 2);
-	m = build(&t);
+	m = tmesh_build(&t);
 	for (size_t i = 0; i < n; i++)
 		rays[i] = adversarial_ray(&t, &r, v3(0, 0, 0), 2, 2);
 	for (int k = 0; k < 2; k++) {
@@ -692,7 +667,7 @@ START_TEST(room_after_thread_exit)
 	if (!rc_isa_supported(RC_ISA_AVX512))
 		return;
 	tmesh_sphere(&t, 8, v3(0, 0, 0), 2);
-	late_mesh = build(&t);
+	late_mesh = tmesh_build(&t);
 	late_cast(&o);		/* the rooms' key first: its destructor runs first */
 	ck_assert_int_eq(pthread_key_create(&late_key, late_destructor), 0);
 	for (int k = 0; k < 3; k++) {

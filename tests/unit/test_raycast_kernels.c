@@ -22,19 +22,6 @@
 static const enum rc_isa kernels[] = { RC_ISA_SCALAR, RC_ISA_SSE2, RC_ISA_AVX2, RC_ISA_AVX512 };
 #define NKERNELS (sizeof(kernels) / sizeof(kernels[0]))
 
-static struct mesh *build(const struct tmesh *t)
-{
-	struct mesh *m = NULL;
-
-	ck_assert_int_eq(mesh_build(t->xyz, t->nvert, t->idx, t->ntri, &m, NULL), CORE_OK);
-	return m;
-}
-
-static vec3 vert(const struct tmesh *t, uint32_t v)
-{
-	return v3(t->xyz[3 * v], t->xyz[3 * v + 1], t->xyz[3 * v + 2]);
-}
-
 /* closest hit over every triangle, decided by the GMP oracle */
 struct brute {
 	int hit;
@@ -49,7 +36,7 @@ static struct brute brute_force(const struct tmesh *t, struct ray r, int cull)
 
 	for (size_t i = 0; i < t->ntri; i++) {
 		const uint32_t *q = t->idx + 3 * i;
-		vec3 a = vert(t, q[0]), bb = vert(t, q[1]), c = vert(t, q[2]);
+		vec3 a = tmesh_vertex(t, q[0]), bb = tmesh_vertex(t, q[1]), c = tmesh_vertex(t, q[2]);
 		double th;
 		struct exact_hit eh;
 
@@ -79,10 +66,10 @@ static struct ray aimed_ray(const struct tmesh *t, struct rng *r, vec3 center, d
 	vec3 target;
 
 	if (kind < 0.35) {
-		target = vert(t, (uint32_t)(rng_next(r) % t->nvert));
+		target = tmesh_vertex(t, (uint32_t)(rng_next(r) % t->nvert));
 	} else if (kind < 0.6) {
 		const uint32_t *q = t->idx + 3 * (rng_next(r) % t->ntri);
-		vec3 a = vert(t, q[0]), b = vert(t, q[1]);
+		vec3 a = tmesh_vertex(t, q[0]), b = tmesh_vertex(t, q[1]);
 		float s = rng_unit(r) < 0.5 ? 0.5f : (float)rng_unit(r);
 
 		target = v3(a.x + s * (b.x - a.x), a.y + s * (b.y - a.y), a.z + s * (b.z - a.z));
@@ -176,7 +163,7 @@ static void check_ray(const struct mesh *m, const struct tmesh *t, struct ray ra
 
 static void check_mesh(const struct tmesh *t, struct rng *r, int nrays, vec3 center, double span)
 {
-	struct mesh *m = build(t);
+	struct mesh *m = tmesh_build(t);
 
 	for (int i = 0; i < nrays; i++)
 		check_ray(m, t, aimed_ray(t, r, center, span, i % 3 == 0), i % 4 == 1, span, i);
@@ -258,11 +245,11 @@ START_TEST(near_edge_rays_leave_no_wrong_sign)
 	const float far_tri[9] = { far, -far / 2, far, far + 1, -far / 2, far, far, -far / 2 + 1, far };
 
 	grid_and_far_triangle(&grid, &t, &r, 1, 0.4f, far_tri);
-	m = build(&t);
+	m = tmesh_build(&t);
 	for (int i = 0; i < 150; i++) {
 		const uint32_t *q = grid.idx + 3 * (rng_next(&r) % grid.ntri);
 		int e = (int)(rng_next(&r) % 3);
-		vec3 a = vert(&grid, q[e]), b = vert(&grid, q[(e + 1) % 3]);
+		vec3 a = tmesh_vertex(&grid, q[e]), b = tmesh_vertex(&grid, q[(e + 1) % 3]);
 		double s = rng_range(&r, 0.05, 0.95), p[3], side[3], len;
 		double off = rng_range(&r, -30, 30) * 0x1p-24 * far;
 		vec3 target, d;
@@ -308,7 +295,7 @@ START_TEST(coordinate_errors_within_the_count)
 	const float far_tri[9] = { 3000, -700, 2500, 3001, -700, 2500, 3000, -699, 2500 };
 
 	grid_and_far_triangle(&grid, &t, &r, _i ? 0.01f : 1, _i ? 0.004f : 0.4f, far_tri);
-	m = build(&t);
+	m = tmesh_build(&t);
 	for (int i = 0; i < 20000; i++) {
 		uint32_t rec = (uint32_t)(rng_next(&r) % m->nprim), id = prim_id(m, rec);
 		uint32_t tri = id >> PRIM_SHIFT;
@@ -336,9 +323,9 @@ START_TEST(coordinate_errors_within_the_count)
 			   fabsf(mat[6]) + fabsf(mat[7]) + 1);
 		T = fmaxf(fmaxf(fabsf(mat[2]), fabsf(mat[5])), fabsf(mat[8]));
 		/* the exact ends and the exact map, in long double */
-		a = vert(&t, t.idx[3 * tri]);
-		b = vert(&t, t.idx[3 * tri + 1]);
-		c = vert(&t, t.idx[3 * tri + 2]);
+		a = tmesh_vertex(&t, t.idx[3 * tri]);
+		b = tmesh_vertex(&t, t.idx[3 * tri + 1]);
+		c = tmesh_vertex(&t, t.idx[3 * tri + 2]);
 		{
 			float of[3] = { o.x, o.y, o.z }, df[3] = { d.x, d.y, d.z };
 			float cf[3] = { m->center.x, m->center.y, m->center.z };
@@ -411,8 +398,8 @@ START_TEST(equal_distances_answer_the_lowest_index)
 	ck_assert_ptr_nonnull(all);
 	for (int c = 0; c < 3; c++)
 		memcpy(three.idx + (size_t)c * 3 * one.ntri, one.idx, sizeof(*one.idx) * 3 * one.ntri);
-	m1 = build(&one);
-	m3 = build(&three);
+	m1 = tmesh_build(&one);
+	m3 = tmesh_build(&three);
 	for (int i = 0; i < 300; i++) {
 		struct ray ray = aimed_ray(&one, &r, v3(0, 0, 0), 10, i % 3 == 0);
 		int cull = i % 4 == 1;
@@ -491,7 +478,7 @@ START_TEST(huge_triangle_through_vertex)
 		{ v3(1e35f, 1e35f, -3e38f), v3(0, 0, 1), INFINITY },	/* from the far end */
 		{ v3(FLT_MAX, FLT_MAX, FLT_MAX), v3(-1, -1, -1), INFINITY },
 	};
-	struct mesh *m = build(&t);
+	struct mesh *m = tmesh_build(&t);
 
 	struct ray beyond = { v3(1e35f, 1e35f, -FLT_MAX), v3(0, 0, 1), INFINITY };
 	struct query_opts o = { .mode = HIT_CLOSEST, .max_hits = 1 };
@@ -517,23 +504,8 @@ START_TEST(depth_is_bounded)
 	struct mesh *m;
 	struct rng r = { 25000 };
 
-	t.nvert = 3 * n;
-	t.ntri = n;
-	t.xyz = malloc(sizeof(*t.xyz) * 3 * t.nvert);
-	t.idx = malloc(sizeof(*t.idx) * 3 * t.ntri);
-	ck_assert_ptr_nonnull(t.xyz);
-	ck_assert_ptr_nonnull(t.idx);
-	for (size_t i = 0; i < n; i++) {
-		float x = ldexpf(1, (int)(i % 200) - 100) * (1 + (float)(i / 200));
-
-		for (int v = 0; v < 3; v++) {
-			t.xyz[9 * i + 3 * v] = x + (v == 1 ? x * 0.1f : 0);
-			t.xyz[9 * i + 3 * v + 1] = v == 2 ? x * 0.1f : 0;
-			t.xyz[9 * i + 3 * v + 2] = 0;
-			t.idx[3 * i + v] = (uint32_t)(3 * i + v);
-		}
-	}
-	m = build(&t);
+	tmesh_deep(&t, n);
+	m = tmesh_build(&t);
 	ck_assert_uint_le(m->bvh.depth, BVH_MAX_DEPTH);
 	for (int i = 0; i < 60; i++)
 		check_ray(m, &t, aimed_ray(&t, &r, v3(0, 0, 0), 1, 0), 0, 1, i);
@@ -655,7 +627,7 @@ START_TEST(threaded_build_answers)
 	struct mesh *m;
 
 	tmesh_grid(&t, 240, -120, 1, &r, 0);
-	m = build(&t);
+	m = tmesh_build(&t);
 	for (int i = 0; i < 3000; i++) {
 		struct ray ray = { v3((float)rng_range(&r, -119, 119), (float)rng_range(&r, 0.5, 30),
 				      (float)rng_range(&r, -119, 119)),
@@ -809,15 +781,15 @@ START_TEST(batch_answers_as_each_ray_alone)
 
 	if (_i == 0) {
 		tmesh_soup(&t, 3000, 10, &r);	/* slivers, exact-only primitives */
-		m = build(&t);
+		m = tmesh_build(&t);
 		check_batch(m, &t, &r, v3(0, 0, 0), 10, 700);
 	} else if (_i == 1) {
 		tmesh_sphere(&t, 40, v3(1, -2, 0.5f), 3);
-		m = build(&t);
+		m = tmesh_build(&t);
 		check_batch(m, &t, &r, v3(1, -2, 0.5f), 3, 700);
 	} else {
 		tmesh_grid(&t, 64, -32, 1, &r, 0.5f);
-		m = build(&t);
+		m = tmesh_build(&t);
 		check_batch(m, &t, &r, v3(0, 0, 0), 32, 700);
 	}
 	mesh_unref(m);
@@ -852,7 +824,7 @@ START_TEST(streams_answer_as_each_ray_alone)
 		tmesh_sphere(&t, 40, v3(1, -2, 0.5f), 3);
 	else
 		tmesh_soup(&t, 3000, 10, &r);
-	m = build(&t);
+	m = tmesh_build(&t);
 	for (size_t i = 0; i < n; i++)
 		rays[i] = aimed_ray(&t, &r, _i ? v3(0, 0, 0) : v3(1, -2, 0.5f), _i ? 10 : 3,
 				    i % 3 == 0);

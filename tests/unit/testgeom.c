@@ -1,11 +1,13 @@
 /* testgeom.c - seeded randomness, generated meshes and a GMP oracle for the
  * geometry suites. */
+#include <check.h>
 #include <gmp.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bvh.h"
+#include "mesh.h"
 #include "testgeom.h"
 
 uint64_t rng_next(struct rng *r)
@@ -37,6 +39,39 @@ vec3 rng_dir(struct rng *r)
 		if (l > 0.1 && l <= 1)
 			return v3((float)(x / l), (float)(y / l), (float)(z / l));
 	}
+}
+
+void tmesh_deep(struct tmesh *m, size_t ntri)
+{
+	m->nvert = 3 * ntri;
+	m->ntri = ntri;
+	m->xyz = malloc(sizeof(*m->xyz) * 3 * m->nvert);
+	m->idx = malloc(sizeof(*m->idx) * 3 * m->ntri);
+	ck_assert_ptr_nonnull(m->xyz);
+	ck_assert_ptr_nonnull(m->idx);
+	for (size_t i = 0; i < ntri; i++) {
+		float x = ldexpf(1, (int)(i % 200) - 100) * (1 + (float)(i / 200));
+
+		for (int v = 0; v < 3; v++) {
+			m->xyz[9 * i + 3 * v] = x + (v == 1 ? x * 0.1f : 0);
+			m->xyz[9 * i + 3 * v + 1] = v == 2 ? x * 0.1f : 0;
+			m->xyz[9 * i + 3 * v + 2] = 0;
+			m->idx[3 * i + v] = (uint32_t)(3 * i + v);
+		}
+	}
+}
+
+struct mesh *tmesh_build(const struct tmesh *t)
+{
+	struct mesh *m = NULL;
+
+	ck_assert_int_eq(mesh_build(t->xyz, t->nvert, t->idx, t->ntri, &m, NULL), CORE_OK);
+	return m;
+}
+
+vec3 tmesh_vertex(const struct tmesh *t, uint32_t v)
+{
+	return v3(t->xyz[3 * v], t->xyz[3 * v + 1], t->xyz[3 * v + 2]);
 }
 
 void tmesh_release(struct tmesh *m)

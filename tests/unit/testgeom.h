@@ -25,6 +25,11 @@ struct tmesh {
 };
 
 void tmesh_release(struct tmesh *m);
+struct mesh;
+/* t built into a mesh (mesh_build); the test fails when it cannot be. */
+struct mesh *tmesh_build(const struct tmesh *t);
+/* Vertex v of t. */
+vec3 tmesh_vertex(const struct tmesh *t, uint32_t v);
 /* A closed, consistently oriented (CCW from outside) sphere: a cube's faces
  * subdivided n x n and pushed onto the sphere, shared vertices. */
 void tmesh_sphere(struct tmesh *m, int n, vec3 center, float radius);
@@ -32,6 +37,10 @@ void tmesh_sphere(struct tmesh *m, int n, vec3 center, float radius);
 void tmesh_grid(struct tmesh *m, int n, float x0, float cell, struct rng *r, float amp);
 /* ntri random triangles inside the box [-s, s]^3. */
 void tmesh_soup(struct tmesh *m, size_t ntri, float s, struct rng *r);
+/* ntri separate triangles in the plane z = 0, sizes and places spaced
+ * exponentially (2^-100 to 2^99, 200 scales): a BVH as deep as the builder
+ * allows. */
+void tmesh_deep(struct tmesh *m, size_t ntri);
 
 struct bvh_prim;
 /* n builder primitives (bvh.h), ids 0 .. n-1: boxes of varied sizes, 30 %
