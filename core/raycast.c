@@ -535,7 +535,7 @@ enum core_result mesh_raycast(const struct mesh *m, const struct ray *ray,
 #define RC_STREAM_CLOSEST_MIN 2048
 #define RC_STREAM_ANY_MIN 256
 
-/* A thread's room for streams: allocated at its first stream (5.4 MiB),
+/* A thread's room for streams: allocated at its first stream (5.5 MiB),
  * freed when the thread exits (room_key's destructor; a stream cast by a
  * later key's destructor gets a new room, freed at the next round). */
 struct stream_room {

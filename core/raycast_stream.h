@@ -13,9 +13,10 @@
  * their centres along the octant's diagonal (near to far for most of its
  * rays); the closest answer does not depend on the order (cand_less: a
  * hit that one order cuts off, as certainly past the closest so far or
- * entered after it, would lose to it in any other, since each hit's
- * distance is within the slacks of its true one; exact.c's filter gives
- * none that is not). An any query's rays meet the children in slot order,
+ * entered after it, would lose to it in any other: kern_leaf gives a
+ * float-decided hit no distance before its leaf's entry, and exact.c's
+ * filter gives t only to 2^-23, inside the slacks of the cuts). An any
+ * query's rays meet the children in slot order,
  * as a walk does (kern_visit), so that the first hit found, the answer, is
  * the walk's.
  *
@@ -25,8 +26,9 @@
  * whatever the tree.
  */
 
-/* A child list's length is a multiple of the vector's sixteen lanes short of
- * its reservation: a store of sixteen ids past the end stays inside. */
+/* Each child list is reserved RS_PAD entries more than the rays it can
+ * hold: the node step stores all sixteen lanes of a compressed vector at
+ * the list's end, the lanes past its rays included. */
 #define RS_PAD 16
 
 /* Children of nd in the order an octant's list (or any, with octant 8)
