@@ -16,9 +16,8 @@
  * entered after it, would lose to it in any other: kern_leaf gives a
  * float-decided hit no distance before its leaf's entry, and exact.c's
  * filter gives t only to 2^-23, inside the slacks of the cuts). An any
- * query's rays meet the children in slot order,
- * as a walk does (kern_visit), so that the first hit found, the answer, is
- * the walk's.
+ * query's rays meet the children in slot order, as a walk does
+ * (kern_visit), so that the first hit found, the answer, is the walk's.
  *
  * The lists live in one arena, a list's children's lists above it (LIFO, as
  * the walk's stack); a node whose children's lists would not fit has its
